@@ -1,0 +1,34 @@
+"""Errors that reach the user: every one names where the problem is and what it is."""
+
+from __future__ import annotations
+
+
+class NunasimError(Exception):
+    """Base of every error nunasim raises on purpose; the CLI turns it into exit status 2."""
+
+
+class ConfigError(NunasimError, ValueError):
+    """Bad input: a file, the element inside it (a key path such as ``socket.hbm.stacks[3]``),
+    and the reason.
+
+    ``source`` is a file path or another name for where the input came from; ``where`` is
+    the element inside it. Either may be empty when the input has no file (a value built
+    in Python) or the problem is the whole input.
+    """
+
+    def __init__(self, reason: str, *, source: str = "", where: str = "") -> None:
+        self.reason = reason
+        self.source = source
+        self.where = where
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        place = ": ".join(part for part in (self.source, self.where) if part)
+        return f"{place}: {self.reason}" if place else self.reason
+
+    def located(self, source: str, prefix: str = "") -> ConfigError:
+        """The same error, attributed to ``source`` and nested under the key path ``prefix``."""
+        where = self.where
+        if prefix:
+            where = f"{prefix}.{where}" if where and not where.startswith("[") else prefix + where
+        return ConfigError(self.reason, source=source or self.source, where=where)

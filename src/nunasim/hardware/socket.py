@@ -1,0 +1,293 @@
+"""The floorplan of one GPU socket: mesh, dies, compute units, HBM stacks and I/O ports.
+
+A ``Socket`` is frozen data. Its constructor checks everything that can be wrong with a
+floorplan and raises ``ConfigError`` naming the element by the key path that a preset file
+uses for it (``hbm.stacks[3]``), so a file loader only has to add the file name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from nunasim.errors import ConfigError
+from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
+from nunasim.units import cycles_to_ps, transfer_ps
+
+
+@dataclass(frozen=True)
+class Die:
+    """A rectangle of routers, bounds inclusive."""
+
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+
+    def covers(self, x: int, y: int) -> bool:
+        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
+
+    @property
+    def width(self) -> int:
+        return self.x1 - self.x0 + 1
+
+    @property
+    def height(self) -> int:
+        return self.y1 - self.y0 + 1
+
+
+@dataclass(frozen=True)
+class Stack:
+    """An HBM stack attached to a router of the mesh."""
+
+    router: int
+    bandwidth: float  # bytes/s, reads and writes together
+    latency_ps: int  # access latency
+
+
+@dataclass(frozen=True)
+class Port:
+    """An I/O port of the scale-up network. Its index in ``Socket.ports`` is its spatial
+    number, which is also its ordinal: the switch plane it joins."""
+
+    router: int
+
+
+@dataclass(frozen=True)
+class Socket:
+    mesh: Mesh
+    dies: tuple[Die, ...]
+    cu_routers: tuple[int, ...]  # routers that host compute units, in CU numbering order
+    cus_per_router: int
+    l1_latency_ps: int  # CU to NoC
+    outstanding_requests: int  # per CU
+    flops: tuple[tuple[str, float], ...]  # (data type, FLOP/s for the whole socket)
+    noc_clock_hz: float
+    cycles_per_hop: int  # router + link
+    die_crossing_cycles: int  # extra cycles on a link between two dies
+    link_bandwidth: float  # bytes/s per direction
+    routing: str  # dimension order: "xy" or "yx"
+    line_bytes: int  # flit and cache-line size
+    page_bytes: int
+    stacks: tuple[Stack, ...]
+    ports: tuple[Port, ...]  # in spatial order
+    declared_granularities: tuple[int, ...] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # --- counts and simple lookups ------------------------------------------------------
+
+    @property
+    def cus(self) -> int:
+        return len(self.cu_routers) * self.cus_per_router
+
+    def cu_router(self, cu: int) -> int:
+        if not 0 <= cu < self.cus:
+            raise ValueError(f"CU {cu} does not exist (the socket has {self.cus})")
+        return self.cu_routers[cu // self.cus_per_router]
+
+    @cached_property
+    def die_of_router(self) -> tuple[int, ...]:
+        owner = [-1] * self.mesh.routers
+        for index, die in enumerate(self.dies):
+            for y in range(die.y0, die.y1 + 1):
+                for x in range(die.x0, die.x1 + 1):
+                    owner[self.mesh.router(x, y)] = index
+        return tuple(owner)
+
+    def flops_for(self, dtype: str) -> float:
+        for name, rate in self.flops:
+            if name == dtype:
+                return rate
+        known = ", ".join(name for name, _ in self.flops)
+        raise ConfigError(f"no compute rate for data type {dtype!r} (known: {known})")
+
+    # --- latency and distance ------------------------------------------------------------
+
+    @cached_property
+    def hop_ps(self) -> int:
+        """Zero-load time of one hop (router + link) inside a die."""
+        return cycles_to_ps(self.cycles_per_hop, self.noc_clock_hz)
+
+    @cached_property
+    def crossing_hop_ps(self) -> int:
+        """Zero-load time of one hop on a link between two dies."""
+        return cycles_to_ps(self.cycles_per_hop + self.die_crossing_cycles, self.noc_clock_hz)
+
+    @cached_property
+    def link_flit_ps(self) -> int:
+        """Serialisation of one line (flit) on a mesh link."""
+        return transfer_ps(self.line_bytes, self.link_bandwidth)
+
+    def crosses_dies(self, link: int) -> bool:
+        src, dst = self.mesh.link_ends(link)
+        return self.die_of_router[src] != self.die_of_router[dst]
+
+    def link_latency_ps(self, link: int) -> int:
+        return self.crossing_hop_ps if self.crosses_dies(link) else self.hop_ps
+
+    def path(self, src: int, dst: int) -> list[int]:
+        """Directed links of the route from router ``src`` to router ``dst``."""
+        return self.mesh.path(src, dst, self.routing)
+
+    def hops(self, src: int, dst: int) -> int:
+        return self.mesh.hops(src, dst)
+
+    def path_latency_ps(self, src: int, dst: int) -> int:
+        """Zero-load NoC latency between two routers (no serialisation)."""
+        return sum(self.link_latency_ps(link) for link in self.path(src, dst))
+
+    def _by_distance(self, router: int, targets: list[int]) -> tuple[int, ...]:
+        def key(index: int) -> tuple[int, int, int]:
+            target = targets[index]
+            return (self.path_latency_ps(router, target), self.hops(router, target), index)
+
+        return tuple(sorted(range(len(targets)), key=key))
+
+    def stacks_by_distance(self, router: int) -> tuple[int, ...]:
+        """Stack indices, nearest to ``router`` first (zero-load latency, then index)."""
+        return self._by_distance(router, [s.router for s in self.stacks])
+
+    def ports_by_distance(self, router: int) -> tuple[int, ...]:
+        """Port numbers, nearest to ``router`` first (zero-load latency, then number)."""
+        return self._by_distance(router, [p.router for p in self.ports])
+
+    # --- NAR domains ---------------------------------------------------------------------
+
+    def domain_ports(self, granularity: int, domain: int) -> range:
+        """Port numbers of NAR domain ``domain`` when the ports are split ``granularity`` ways.
+
+        Domains are contiguous ranges of spatial port numbers, domain 0 first.
+        """
+        if granularity not in self.valid_granularities:
+            raise ConfigError(
+                f"NAR granularity {granularity} is not valid on this socket "
+                f"(valid: {', '.join(map(str, self.valid_granularities))})"
+            )
+        if not 0 <= domain < granularity:
+            raise ValueError(f"domain {domain} does not exist at granularity {granularity}")
+        size = len(self.ports) // granularity
+        return range(domain * size, (domain + 1) * size)
+
+    def port_domain(self, granularity: int, port: int) -> int:
+        self.domain_ports(granularity, 0)  # validates the granularity
+        return port // (len(self.ports) // granularity)
+
+    def splits_contiguously(self, granularity: int) -> bool:
+        """Whether ``granularity`` equal runs of port numbers each sit on one connected
+        region of routers. One domain (all ports) is the baseline and always valid."""
+        count = len(self.ports)
+        if granularity < 1 or count % granularity:
+            return False
+        if granularity == 1:
+            return True
+        size = count // granularity
+        return all(
+            self.mesh.connected({p.router for p in self.ports[start : start + size]})
+            for start in range(0, count, size)
+        )
+
+    @cached_property
+    def valid_granularities(self) -> tuple[int, ...]:
+        """Granularities NAR may use: the preset's list, or every one that splits
+        contiguously when the preset gives none."""
+        if self.declared_granularities is not None:
+            return self.declared_granularities
+        return tuple(g for g in range(1, len(self.ports) + 1) if self.splits_contiguously(g))
+
+
+def _fail(where: str, reason: str) -> None:
+    raise ConfigError(reason, where=where)
+
+
+def _validate(s: Socket) -> None:
+    mesh = s.mesh
+    if mesh.width < 1 or mesh.height < 1:
+        _fail("mesh", f"a mesh needs at least one router; got {mesh.width} x {mesh.height}")
+
+    owner: dict[tuple[int, int], int] = {}
+    for i, die in enumerate(s.dies):
+        where = f"dies[{i}]"
+        if die.x0 > die.x1 or die.y0 > die.y1:
+            _fail(where, "a die's ranges run from low to high, e.g. x: [0, 5]")
+        if not (mesh.contains(die.x0, die.y0) and mesh.contains(die.x1, die.y1)):
+            _fail(
+                where,
+                f"die x {die.x0}..{die.x1}, y {die.y0}..{die.y1} leaves the "
+                f"{mesh.width} x {mesh.height} mesh",
+            )
+        for y in range(die.y0, die.y1 + 1):
+            for x in range(die.x0, die.x1 + 1):
+                if (x, y) in owner:
+                    _fail(where, f"router ({x}, {y}) is already in dies[{owner[(x, y)]}]")
+                owner[(x, y)] = i
+    if not s.dies:
+        _fail("dies", "a socket needs at least one die")
+    missing = [(x, y) for y in range(mesh.height) for x in range(mesh.width) if (x, y) not in owner]
+    if missing:
+        _fail("dies", f"{len(missing)} routers belong to no die, the first at {missing[0]}")
+
+    if not s.cu_routers:
+        _fail("compute.routers", "a socket needs at least one router with compute units")
+    if len(set(s.cu_routers)) != len(s.cu_routers):
+        _fail("compute.routers", "a router is listed twice")
+    for i, router in enumerate(s.cu_routers):
+        if not 0 <= router < mesh.routers:
+            _fail(f"compute.routers[{i}]", "router is off the mesh")
+    _positive(s.cus_per_router, "compute.cus_per_router")
+    _positive(s.outstanding_requests, "compute.outstanding_requests")
+    _non_negative(s.l1_latency_ps, "compute.l1_latency")
+    if not s.flops:
+        _fail("compute.flops", "give at least one compute rate, e.g. bf16: 25PFLOPS")
+    for name, rate in s.flops:
+        _positive(rate, f"compute.flops.{name}")
+
+    _positive(s.noc_clock_hz, "noc.clock")
+    _positive(s.cycles_per_hop, "noc.cycles_per_hop")
+    _non_negative(s.die_crossing_cycles, "noc.die_crossing_cycles")
+    _positive(s.link_bandwidth, "noc.link_bandwidth")
+    if s.routing not in ROUTING_ORDERS:
+        _fail("noc.routing", f"unknown routing {s.routing!r} (known: {', '.join(ROUTING_ORDERS)})")
+
+    _positive(s.line_bytes, "memory.line")
+    _positive(s.page_bytes, "memory.page")
+    if s.page_bytes % s.line_bytes:
+        _fail("memory.page", f"a page ({s.page_bytes} B) must hold whole lines ({s.line_bytes} B)")
+
+    if not s.stacks:
+        _fail("hbm.stacks", "a socket needs at least one HBM stack")
+    for i, stack in enumerate(s.stacks):
+        if not 0 <= stack.router < mesh.routers:
+            _fail(f"hbm.stacks[{i}]", "stack is attached to a router off the mesh")
+        _positive(stack.bandwidth, f"hbm.stacks[{i}].bandwidth")
+        _non_negative(stack.latency_ps, f"hbm.stacks[{i}].latency")
+
+    if not s.ports:
+        _fail("ports", "a socket needs at least one I/O port")
+    for i, port in enumerate(s.ports):
+        if not 0 <= port.router < mesh.routers:
+            _fail(f"ports[{i}]", "port is attached to a router off the mesh")
+
+    if s.declared_granularities is not None:
+        if not s.declared_granularities:
+            _fail("nar.granularities", "list at least one granularity (1 is the baseline)")
+        for i, g in enumerate(s.declared_granularities):
+            if not s.splits_contiguously(g):
+                reason = (
+                    f"{g} does not divide the {len(s.ports)} ports"
+                    if g < 1 or len(s.ports) % g
+                    else f"splitting the {len(s.ports)} ports {g} ways leaves a domain whose "
+                    "ports are not on one connected group of routers"
+                )
+                _fail(f"nar.granularities[{i}]", reason)
+
+
+def _positive(value: float, where: str) -> None:
+    if not value > 0:
+        _fail(where, f"must be positive; got {value}")
+
+
+def _non_negative(value: float, where: str) -> None:
+    if not value >= 0:
+        _fail(where, f"must not be negative; got {value}")

@@ -1,0 +1,32 @@
+"""Writing output files whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from nunasim.errors import ConfigError
+
+
+def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """Call ``write`` on a temporary file beside ``path``, then move it into place.
+
+    A failure in ``write`` leaves no file behind (and an existing ``path`` untouched).
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError("the folder to write into does not exist", source=str(target))
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=target.suffix, dir=folder
+    )
+    os.close(handle)
+    try:
+        write(Path(temporary))
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,227 @@
+"""Hardware presets: the YAML files shipped with nunasim, and users' own.
+
+The file format mirrors the dataclasses of ``nunasim.hardware`` (see the shipped
+``nextgen-4die.yaml`` for a commented example). Every key is required unless stated below,
+every unknown key is refused, and every error names the file and the key path.
+
+Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
+``socket.noc.die_crossing_cycles`` (0); ``socket.noc.routing`` (``xy``);
+``socket.hbm.stacks[i]`` may be ``[x, y]`` or
+``{router: [x, y], bandwidth: ..., latency: ...}`` overriding the ``hbm`` defaults;
+``socket.nar.granularities`` (default: every granularity that splits the ports into
+physically contiguous groups). ``socket.noc`` takes exactly one of ``link_bandwidth`` (per
+link, per direction) and ``bisection_bandwidth`` (both directions across the middle cut).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nunasim.errors import ConfigError
+from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Socket, Stack
+from nunasim.io.schema import Node, coordinate, int_range, integer, text
+from nunasim.units import parse_bandwidth, parse_flops, parse_frequency, parse_size, parse_time
+
+_PRESET_PACKAGE = "nunasim.hardware"
+_PRESET_DIR = "presets"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Safe YAML loading that refuses a key given twice in one mapping."""
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
+
+
+def load_yaml(text_: str, source: str) -> Any:
+    try:
+        return yaml.load(text_, Loader=_StrictLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"not valid YAML: {problem}", source=source, where=where) from None
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files(_PRESET_PACKAGE).joinpath(_PRESET_DIR)
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def list_presets() -> list[Preset]:
+    return [load_preset(name) for name in builtin_names()]
+
+
+def load_preset(name_or_path: str | Path) -> Preset:
+    """A shipped preset by name (``nextgen-4die``) or a YAML file by path."""
+    name = str(name_or_path)
+    if name in builtin_names():
+        resource = resources.files(_PRESET_PACKAGE).joinpath(_PRESET_DIR, f"{name}.yaml")
+        return parse_preset(resource.read_text(encoding="utf-8"), f"builtin:{name}")
+    path = Path(name)
+    if not path.is_file():
+        known = ", ".join(builtin_names())
+        raise ConfigError(
+            f"no preset of that name (built in: {known}) and no such file", source=name
+        )
+    try:
+        content = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", source=name) from None
+    return parse_preset(content, str(path))
+
+
+def parse_preset(content: str, source: str) -> Preset:
+    root = Node(load_yaml(content, source), "", source)
+    name = root.get("name", text)
+    description = root.get("description", text, "")
+    socket_node = root.child("socket")
+    socket = _socket(socket_node)
+    pod_node = root.child("pod")
+    try:
+        pod = Pod(
+            socket=socket,
+            sockets=pod_node.get("sockets", integer),
+            plane_latency_ps=pod_node.get("plane_latency", parse_time),
+            port_bandwidth=pod_node.get("port_bandwidth", parse_bandwidth),
+        )
+    except ConfigError as exc:
+        if exc.source:
+            raise
+        raise exc.located(source) from None
+    pod_node.close()
+    root.close()
+    return Preset(name=name, description=description.strip(), pod=pod, source=source)
+
+
+def _router(node: Node, mesh: Mesh) -> int:
+    x, y = node.parse(coordinate)
+    if not mesh.contains(x, y):
+        raise node.error(f"router ({x}, {y}) is off the {mesh.width} x {mesh.height} mesh")
+    return mesh.router(x, y)
+
+
+def _positive_int(node: Node, key: str, default: Any = ...) -> int:
+    args = (key, integer) if default is ... else (key, integer, default)
+    value = node.get(*args)
+    if value < 1:
+        raise node.error(f"must be at least 1; got {value}", key)
+    return value
+
+
+def _socket(node: Node) -> Socket:
+    mesh_node = node.child("mesh")
+    mesh = Mesh(_positive_int(mesh_node, "width"), _positive_int(mesh_node, "height"))
+    mesh_node.close()
+
+    dies = []
+    for die_node in node.child("dies").items():
+        x0, x1 = die_node.get("x", int_range)
+        y0, y1 = die_node.get("y", int_range)
+        die_node.close()
+        dies.append(Die(x0, y0, x1, y1))
+
+    compute = node.child("compute")
+    routers_node = compute.child("routers", "all")
+    if routers_node.value == "all":
+        cu_routers = tuple(range(mesh.routers))
+    else:
+        cu_routers = tuple(_router(item, mesh) for item in routers_node.items())
+    cus_per_router = _positive_int(compute, "cus_per_router")
+    outstanding = _positive_int(compute, "outstanding_requests")
+    l1 = compute.get("l1_latency", parse_time)
+    flops_node = compute.child("flops")
+    flops = tuple((dtype, item.parse(parse_flops)) for dtype, item in flops_node.entries())
+    compute.close()
+
+    noc = node.child("noc")
+    clock = noc.get("clock", parse_frequency)
+    cycles = _positive_int(noc, "cycles_per_hop")
+    crossing = noc.get("die_crossing_cycles", integer, 0)
+    routing = noc.get("routing", text, "xy")
+    given = [key for key in ("link_bandwidth", "bisection_bandwidth") if noc.has(key)]
+    if len(given) != 1:
+        raise noc.error("give exactly one of link_bandwidth and bisection_bandwidth")
+    if given[0] == "link_bandwidth":
+        link_bw = noc.get("link_bandwidth", parse_bandwidth)
+    else:
+        cut = mesh.bisection_links()
+        if cut == 0:
+            raise noc.error("a mesh of one router has no bisection", "bisection_bandwidth")
+        link_bw = noc.get("bisection_bandwidth", parse_bandwidth) / cut
+    noc.close()
+
+    memory = node.child("memory")
+    line = memory.get("line", parse_size)
+    page = memory.get("page", parse_size)
+    memory.close()
+
+    hbm = node.child("hbm")
+    default_bw = hbm.get("bandwidth", parse_bandwidth)
+    default_latency = hbm.get("latency", parse_time)
+    stacks = []
+    for item in hbm.child("stacks").items():
+        if isinstance(item.value, dict):
+            router = _router(item.child("router"), mesh)
+            bw = item.get("bandwidth", parse_bandwidth, default_bw)
+            latency = item.get("latency", parse_time, default_latency)
+            item.close()
+            stacks.append(Stack(router, bw, latency))
+        else:
+            stacks.append(Stack(_router(item, mesh), default_bw, default_latency))
+    hbm.close()
+
+    ports = []
+    for item in node.child("ports").items():
+        router = _router(item.child("router"), mesh)
+        count = _positive_int(item, "count")
+        item.close()
+        ports.extend(Port(router) for _ in range(count))
+
+    granularities = None
+    if node.has("nar"):
+        nar = node.child("nar")
+        granularities = tuple(g.parse(integer) for g in nar.child("granularities").items())
+        nar.close()
+    node.close()
+
+    try:
+        return Socket(
+            mesh=mesh,
+            dies=tuple(dies),
+            cu_routers=cu_routers,
+            cus_per_router=cus_per_router,
+            l1_latency_ps=l1,
+            outstanding_requests=outstanding,
+            flops=flops,
+            noc_clock_hz=clock,
+            cycles_per_hop=cycles,
+            die_crossing_cycles=crossing,
+            link_bandwidth=link_bw,
+            routing=routing,
+            line_bytes=line,
+            page_bytes=page,
+            stacks=tuple(stacks),
+            ports=tuple(ports),
+            declared_granularities=granularities,
+        )
+    except ConfigError as exc:
+        raise exc.located(node.source, node.path) from None

@@ -1,0 +1,1 @@
+"""Layer 7: figures, drawn from result tables only."""

@@ -1,0 +1,289 @@
+"""The one place that converts units.
+
+Conventions used everywhere else:
+- time is an integer number of picoseconds (``int``);
+- sizes are integer bytes;
+- bandwidths are bytes per second (``float``), per direction;
+- clock frequencies are hertz (``float``); compute rates are FLOP per second (``float``).
+
+Size strings follow SI and IEC: ``kB``/``MB``/``GB``/``TB`` are powers of 1000 and
+``KiB``/``MiB``/``GiB``/``TiB`` powers of 1024 (``KB`` is read as 1000, as storage vendors
+write it). Bandwidth strings are sizes per second (``50GB/s``). A lower-case ``b`` (bits) is
+refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from nunasim.errors import ConfigError
+
+PS_PER_NS = 1_000
+PS_PER_US = 1_000_000
+PS_PER_MS = 1_000_000_000
+PS_PER_S = 1_000_000_000_000
+
+_SIZE_FACTORS = {
+    "": 1,
+    "B": 1,
+    "kB": 10**3,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+_TIME_FACTORS_PS = {
+    "ps": 1,
+    "ns": PS_PER_NS,
+    "us": PS_PER_US,
+    "µs": PS_PER_US,
+    "ms": PS_PER_MS,
+    "s": PS_PER_S,
+}
+_FREQ_FACTORS = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9, "THz": 1e12}
+_FLOPS_FACTORS = {
+    "FLOPS": 1.0,
+    "kFLOPS": 1e3,
+    "MFLOPS": 1e6,
+    "GFLOPS": 1e9,
+    "TFLOPS": 1e12,
+    "PFLOPS": 1e15,
+    "EFLOPS": 1e18,
+}
+
+_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
+
+
+def _split(text: str, what: str) -> tuple[float, str]:
+    match = _QUANTITY.match(text)
+    if not match:
+        raise ConfigError(f"{text!r} is not a {what} (expected a number and a unit)")
+    return float(match.group(1)), match.group(2)
+
+
+def _number(value: object, what: str) -> float | None:
+    """The value itself when it is a plain number, None when it is a string to parse."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{value!r} is not a {what}")
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ConfigError(f"{value!r} is not a finite {what}")
+        return float(value)
+    if isinstance(value, str):
+        return None
+    raise ConfigError(f"{value!r} is not a {what}")
+
+
+# --- sizes -------------------------------------------------------------------------------
+
+
+def parse_size(value: object) -> int:
+    """Bytes from ``"100kB"``, ``"1MB"``, ``"1GiB"``, ``"256B"``, ``"4096"`` or an int."""
+    number = _number(value, "size")
+    if number is None:
+        mantissa, unit = _split(str(value), "size")
+        if unit.lower().endswith("b") and not unit.endswith("B"):
+            raise ConfigError(
+                f"{value!r}: lower-case 'b' means bits; write bytes as 'B' (e.g. 1MB)"
+            )
+        if unit not in _SIZE_FACTORS:
+            known = ", ".join(u for u in _SIZE_FACTORS if u)
+            raise ConfigError(f"{value!r}: unknown size unit {unit!r} (known: {known})")
+        number = mantissa * _SIZE_FACTORS[unit]
+    nbytes = round(number)
+    if abs(number - nbytes) > 1e-9 * max(1.0, abs(number)):
+        raise ConfigError(f"{value!r} is not a whole number of bytes")
+    return nbytes
+
+
+def kib(n: float) -> int:
+    return round(n * 2**10)
+
+
+def mib(n: float) -> int:
+    return round(n * 2**20)
+
+
+def gib(n: float) -> int:
+    return round(n * 2**30)
+
+
+def kb(n: float) -> int:
+    return round(n * 10**3)
+
+
+def mb(n: float) -> int:
+    return round(n * 10**6)
+
+
+def gb(n: float) -> int:
+    return round(n * 10**9)
+
+
+def format_size(nbytes: int) -> str:
+    """A short exact name for a byte count: ``1MB``, ``4KiB``, ``100kB``, ``300B``."""
+    for unit in ("TB", "GB", "MB", "kB"):
+        factor = _SIZE_FACTORS[unit]
+        if nbytes >= factor and nbytes % factor == 0:
+            return f"{nbytes // factor}{unit}"
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        factor = _SIZE_FACTORS[unit]
+        if nbytes >= factor and nbytes % factor == 0:
+            return f"{nbytes // factor}{unit}"
+    return f"{nbytes}B"
+
+
+# --- time --------------------------------------------------------------------------------
+
+
+def ns(value: float) -> int:
+    """Picoseconds in ``value`` nanoseconds, to the nearest picosecond."""
+    return _round_ps(value * PS_PER_NS)
+
+
+def us(value: float) -> int:
+    """Picoseconds in ``value`` microseconds, to the nearest picosecond."""
+    return _round_ps(value * PS_PER_US)
+
+
+def ps_to_ns(ps: int) -> float:
+    return ps / PS_PER_NS
+
+
+def ps_to_us(ps: int) -> float:
+    return ps / PS_PER_US
+
+
+def ps_to_s(ps: int) -> float:
+    return ps / PS_PER_S
+
+
+def _round_ps(value: float) -> int:
+    # Half-up rather than Python's half-to-even, so that a rounding never depends on parity.
+    return math.floor(value + 0.5)
+
+
+def parse_time(value: object) -> int:
+    """Picoseconds from ``"500ns"``, ``"1.5us"``, ``"120 ns"``; a unit is required."""
+    if _number(value, "time") is not None:
+        raise ConfigError(f"{value!r}: a time needs a unit (ps, ns, us, ms or s), e.g. '500ns'")
+    mantissa, unit = _split(str(value), "time")
+    if unit not in _TIME_FACTORS_PS:
+        raise ConfigError(f"{value!r}: unknown time unit {unit!r} (known: ps, ns, us, ms, s)")
+    exact = mantissa * _TIME_FACTORS_PS[unit]
+    ps = _round_ps(exact)
+    if abs(exact - ps) > 1e-6:
+        raise ConfigError(f"{value!r} is finer than the simulator's 1 ps resolution")
+    return ps
+
+
+def format_time(ps: int) -> str:
+    """A readable time: ``920 ns``, ``1.32 us``, ``8333 ps``."""
+    if abs(ps) >= PS_PER_MS:
+        return f"{ps / PS_PER_MS:.4g} ms"
+    if abs(ps) >= 10 * PS_PER_US:
+        return f"{ps / PS_PER_US:.4g} us"
+    if abs(ps) >= PS_PER_NS:
+        return f"{ps / PS_PER_NS:.4g} ns"
+    return f"{ps} ps"
+
+
+# --- clocks ------------------------------------------------------------------------------
+
+
+def parse_frequency(value: object) -> float:
+    """Hertz from ``"1.2GHz"``; a unit is required."""
+    if _number(value, "frequency") is not None:
+        raise ConfigError(f"{value!r}: a frequency needs a unit (Hz, kHz, MHz, GHz), e.g. '1.2GHz'")
+    mantissa, unit = _split(str(value), "frequency")
+    if unit not in _FREQ_FACTORS:
+        raise ConfigError(f"{value!r}: unknown frequency unit {unit!r} (known: Hz, kHz, MHz, GHz)")
+    return mantissa * _FREQ_FACTORS[unit]
+
+
+def cycles_to_ps(cycles: float, clock_hz: float) -> int:
+    """Picoseconds taken by ``cycles`` clock cycles at ``clock_hz``, to the nearest ps."""
+    if clock_hz <= 0:
+        raise ValueError("clock frequency must be positive")
+    return _round_ps(cycles * PS_PER_S / clock_hz)
+
+
+def ps_to_cycles(ps: int, clock_hz: float) -> float:
+    return ps * clock_hz / PS_PER_S
+
+
+def format_frequency(hz: float) -> str:
+    for unit in ("THz", "GHz", "MHz", "kHz"):
+        if hz >= _FREQ_FACTORS[unit]:
+            return f"{hz / _FREQ_FACTORS[unit]:.4g} {unit}"
+    return f"{hz:.4g} Hz"
+
+
+# --- bandwidth ---------------------------------------------------------------------------
+
+
+def parse_bandwidth(value: object) -> float:
+    """Bytes per second from ``"50GB/s"``, ``"2.5TB/s"``, ``"100GiB/s"``; a unit is required."""
+    if _number(value, "bandwidth") is not None:
+        raise ConfigError(f"{value!r}: a bandwidth needs a unit, e.g. '50GB/s'")
+    mantissa, unit = _split(str(value), "bandwidth")
+    if not unit.endswith("/s"):
+        raise ConfigError(f"{value!r}: a bandwidth is a size per second, e.g. '50GB/s'")
+    size_unit = unit[:-2]
+    if size_unit.lower().endswith("b") and not size_unit.endswith("B"):
+        raise ConfigError(f"{value!r}: lower-case 'b' means bits; write bytes as 'B' (e.g. 50GB/s)")
+    if size_unit not in _SIZE_FACTORS or size_unit == "":
+        raise ConfigError(f"{value!r}: unknown bandwidth unit {unit!r} (e.g. GB/s, TB/s, GiB/s)")
+    return mantissa * _SIZE_FACTORS[size_unit]
+
+
+def gbps(value: float) -> float:
+    """Bytes per second in ``value`` GB/s (decimal gigabytes)."""
+    return value * 1e9
+
+
+def tbps(value: float) -> float:
+    """Bytes per second in ``value`` TB/s (decimal terabytes)."""
+    return value * 1e12
+
+
+def transfer_ps(nbytes: int, bytes_per_s: float) -> int:
+    """Serialisation time of ``nbytes`` at ``bytes_per_s``, to the nearest picosecond."""
+    if bytes_per_s <= 0:
+        raise ValueError("bandwidth must be positive")
+    return _round_ps(nbytes * PS_PER_S / bytes_per_s)
+
+
+def format_bandwidth(bytes_per_s: float) -> str:
+    """``7.2 TB/s``, ``833.3 GB/s``: decimal units, four significant figures."""
+    for unit in ("TB", "GB", "MB", "kB"):
+        factor = _SIZE_FACTORS[unit]
+        if bytes_per_s >= factor:
+            return f"{bytes_per_s / factor:.4g} {unit}/s"
+    return f"{bytes_per_s:.4g} B/s"
+
+
+# --- compute -----------------------------------------------------------------------------
+
+
+def parse_flops(value: object) -> float:
+    """FLOP per second from ``"25PFLOPS"`` or ``"100 TFLOPS"``; a unit is required."""
+    if _number(value, "compute rate") is not None:
+        raise ConfigError(f"{value!r}: a compute rate needs a unit, e.g. '25PFLOPS'")
+    mantissa, unit = _split(str(value), "compute rate")
+    if unit not in _FLOPS_FACTORS:
+        known = ", ".join(_FLOPS_FACTORS)
+        raise ConfigError(f"{value!r}: unknown compute-rate unit {unit!r} (known: {known})")
+    return mantissa * _FLOPS_FACTORS[unit]
+
+
+def format_flops(flops: float) -> str:
+    for unit in ("EFLOPS", "PFLOPS", "TFLOPS", "GFLOPS"):
+        if flops >= _FLOPS_FACTORS[unit]:
+            return f"{flops / _FLOPS_FACTORS[unit]:.4g} {unit}"
+    return f"{flops:.4g} FLOPS"
