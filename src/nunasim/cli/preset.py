@@ -66,8 +66,8 @@ def render(item: Preset) -> str:
         f"L1 {format_time(s.l1_latency_ps)}",
         f"  compute rate       {flops}",
         f"  NoC                {format_frequency(s.noc_clock_hz)}, "
-        f"{s.cycles_per_hop} cycles per hop ({format_time(s.hop_ps)}), {s.routing.upper()} routing, "
-        f"{format_bandwidth(s.link_bandwidth)} per link per direction",
+        f"{s.cycles_per_hop} cycles per hop ({format_time(s.hop_ps)}), "
+        f"{s.routing.upper()} routing, {format_bandwidth(s.link_bandwidth)} per link per direction",
         f"  bisection          {format_bandwidth(summary.bisection_bandwidth)} "
         f"({summary.bisection_links} directed links across the middle cut)",
         f"  memory             {summary.stacks} HBM stacks, "

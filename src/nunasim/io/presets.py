@@ -101,7 +101,7 @@ def parse_preset(content: str, source: str) -> Preset:
             socket=socket,
             sockets=pod_node.get("sockets", integer),
             plane_latency_ps=pod_node.get("plane_latency", parse_time),
-            port_bandwidth=pod_node.get("port_bandwidth", parse_bandwidth),
+            port_bandwidth=pod_node.get("port_bandwidth", _bandwidth),
         )
     except ConfigError as exc:
         if exc.source:
@@ -110,6 +110,13 @@ def parse_preset(content: str, source: str) -> Preset:
     pod_node.close()
     root.close()
     return Preset(name=name, description=description.strip(), pod=pod, source=source)
+
+
+def _bandwidth(value: Any) -> float:
+    bandwidth = parse_bandwidth(value)
+    if not bandwidth > 0:
+        raise ConfigError(f"must be positive; got {value!r}")
+    return bandwidth
 
 
 def _router(node: Node, mesh: Mesh) -> int:
@@ -161,12 +168,12 @@ def _socket(node: Node) -> Socket:
     if len(given) != 1:
         raise noc.error("give exactly one of link_bandwidth and bisection_bandwidth")
     if given[0] == "link_bandwidth":
-        link_bw = noc.get("link_bandwidth", parse_bandwidth)
+        link_bw = noc.get("link_bandwidth", _bandwidth)
     else:
         cut = mesh.bisection_links()
         if cut == 0:
             raise noc.error("a mesh of one router has no bisection", "bisection_bandwidth")
-        link_bw = noc.get("bisection_bandwidth", parse_bandwidth) / cut
+        link_bw = noc.get("bisection_bandwidth", _bandwidth) / cut
     noc.close()
 
     memory = node.child("memory")
@@ -175,13 +182,13 @@ def _socket(node: Node) -> Socket:
     memory.close()
 
     hbm = node.child("hbm")
-    default_bw = hbm.get("bandwidth", parse_bandwidth)
+    default_bw = hbm.get("bandwidth", _bandwidth)
     default_latency = hbm.get("latency", parse_time)
     stacks = []
     for item in hbm.child("stacks").items():
         if isinstance(item.value, dict):
             router = _router(item.child("router"), mesh)
-            bw = item.get("bandwidth", parse_bandwidth, default_bw)
+            bw = item.get("bandwidth", _bandwidth, default_bw)
             latency = item.get("latency", parse_time, default_latency)
             item.close()
             stacks.append(Stack(router, bw, latency))

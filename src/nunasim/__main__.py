@@ -1,0 +1,5 @@
+import sys
+
+from nunasim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,54 @@
+"""Hypothesis strategies for random valid hardware."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from nunasim.hardware import Die, Mesh, Pod, Port, Socket, Stack
+
+
+@st.composite
+def sockets(draw, max_width: int = 12, max_height: int = 8) -> Socket:
+    width = draw(st.integers(1, max_width))
+    height = draw(st.integers(1, max_height))
+    mesh = Mesh(width, height)
+    cuts = sorted(draw(st.sets(st.integers(1, width - 1), max_size=3))) if width > 1 else []
+    bounds = [0, *cuts, width]
+    dies = tuple(Die(bounds[i], 0, bounds[i + 1] - 1, height - 1) for i in range(len(bounds) - 1))
+    router = st.integers(0, mesh.routers - 1)
+    cu_routers = tuple(sorted(draw(st.sets(router, min_size=1))))
+    stacks = tuple(
+        Stack(r, draw(st.floats(1e11, 5e12)), draw(st.integers(0, 300_000)))
+        for r in draw(st.lists(router, min_size=1, max_size=6))
+    )
+    ports: list[Port] = []
+    for r in draw(st.lists(router, min_size=1, max_size=5)):
+        ports.extend(Port(r) for _ in range(draw(st.integers(1, 6))))
+    return Socket(
+        mesh=mesh,
+        dies=dies,
+        cu_routers=cu_routers,
+        cus_per_router=draw(st.integers(1, 4)),
+        l1_latency_ps=draw(st.integers(0, 200_000)),
+        outstanding_requests=draw(st.integers(1, 1000)),
+        flops=(("bf16", 1e15),),
+        noc_clock_hz=draw(st.sampled_from([1.0e9, 1.2e9, 2.0e9])),
+        cycles_per_hop=draw(st.integers(1, 12)),
+        die_crossing_cycles=draw(st.integers(0, 6)),
+        link_bandwidth=draw(st.floats(1e10, 2e12)),
+        routing=draw(st.sampled_from(["xy", "yx"])),
+        line_bytes=256,
+        page_bytes=4096,
+        stacks=stacks,
+        ports=tuple(ports),
+    )
+
+
+@st.composite
+def pods(draw) -> Pod:
+    return Pod(
+        socket=draw(sockets()),
+        sockets=draw(st.integers(2, 64)),
+        plane_latency_ps=draw(st.integers(0, 1_000_000)),
+        port_bandwidth=draw(st.floats(1e9, 2e11)),
+    )
