@@ -3,10 +3,10 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import sockets
 
 from nunasim.hardware import Direction, Mesh
 from nunasim.io.presets import load_preset
+from strategies import sockets
 
 
 @pytest.fixture(scope="module")

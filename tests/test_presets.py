@@ -6,12 +6,12 @@ from importlib import resources
 import pytest
 import yaml
 from hypothesis import given, settings
-from strategies import pods
 
 from nunasim.errors import ConfigError
 from nunasim.hardware import Preset
 from nunasim.hardware.summary import summarise
 from nunasim.io.presets import builtin_names, load_preset, parse_preset
+from strategies import pods
 
 
 def _nextgen_document() -> dict:
