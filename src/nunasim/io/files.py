@@ -25,6 +25,10 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
     os.close(handle)
     try:
         write(Path(temporary))
+        # mkstemp makes the file private; give it the mode any new file would get.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
