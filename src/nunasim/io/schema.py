@@ -105,21 +105,19 @@ def text(value: Any) -> str:
     return value
 
 
-def coordinate(value: Any) -> tuple[int, int]:
+def _int_pair(value: Any, what: str) -> tuple[int, int]:
     if (
         not isinstance(value, list)
         or len(value) != 2
         or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
     ):
-        raise ConfigError(f"expected a router coordinate [x, y], got {value!r}")
+        raise ConfigError(f"expected {what}, got {value!r}")
     return value[0], value[1]
+
+
+def coordinate(value: Any) -> tuple[int, int]:
+    return _int_pair(value, "a router coordinate [x, y]")
 
 
 def int_range(value: Any) -> tuple[int, int]:
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
-    ):
-        raise ConfigError(f"expected an inclusive range [low, high], got {value!r}")
-    return value[0], value[1]
+    return _int_pair(value, "an inclusive range [low, high]")
