@@ -1,0 +1,1 @@
+"""Layer 2: collective plans (the IR), built-in algorithms, and the checker."""

@@ -1,0 +1,124 @@
+"""Built-in plans by name: ``COLLECTIVE:ALGORITHM:gpus=G[:tbs=T][:chunks=C][:inplace=0|1]``.
+
+For example ``allgather:direct:gpus=8:tbs=56``. Every parameter but ``gpus`` has a default:
+
+- direct algorithms: ``tbs = gpus - 1`` (one threadblock per peer, the paper's
+  low-parallelism point) and ``chunks`` (per peer block) just enough to give every
+  threadblock work, ``ceil(tbs / (gpus - 1))``;
+- ``allreduce:onepass``: ``tbs = gpus - 1``, ``chunks = gpus`` (chunks of the whole buffer);
+- ring algorithms: ``tbs = 1`` channel and ``chunks = tbs``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nunasim.collectives import direct, ring
+from nunasim.collectives.plan import Plan
+from nunasim.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    build: Callable[..., Plan]
+    default_tbs: Callable[[int], int]
+    default_chunks: Callable[[int, int], int]
+    extra: tuple[str, ...] = ()
+    summary: str = ""
+
+
+def _per_peer(gpus: int, tbs: int) -> int:
+    return max(1, math.ceil(tbs / (gpus - 1)))
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "allgather:direct": Algorithm(
+        direct.allgather,
+        lambda g: g - 1,
+        _per_peer,
+        ("inplace",),
+        "every GPU stores its block into every peer (all-pairs)",
+    ),
+    "reducescatter:direct": Algorithm(
+        direct.reducescatter,
+        lambda g: g - 1,
+        _per_peer,
+        (),
+        "block p to peer p's scratch, reduced on arrival",
+    ),
+    "allreduce:direct": Algorithm(
+        direct.allreduce,
+        lambda g: g - 1,
+        _per_peer,
+        (),
+        "direct reduce-scatter, then direct all-gather",
+    ),
+    "allreduce:onepass": Algorithm(
+        direct.allreduce_onepass,
+        lambda g: g - 1,
+        lambda g, t: g,
+        (),
+        "whole buffer to every peer's scratch, reduced locally",
+    ),
+    "alltoall:direct": Algorithm(
+        direct.alltoall, lambda g: g - 1, _per_peer, (), "block p straight into peer p's output"
+    ),
+    "allgather:ring": Algorithm(
+        ring.allgather, lambda g: 1, lambda g, t: t, (), "ring, one channel per threadblock"
+    ),
+    "allreduce:ring": Algorithm(
+        ring.allreduce, lambda g: 1, lambda g, t: t, (), "ring reduce-scatter then ring all-gather"
+    ),
+}
+
+
+def is_builtin_name(text: str) -> bool:
+    return ":".join(text.split(":")[:2]) in ALGORITHMS
+
+
+def _integer(name: str, key: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{key}={value!r} is not a whole number", source=name) from None
+    return number
+
+
+def builtin_plan(name: str, **overrides: int) -> Plan:
+    """The built-in plan ``name``; ``overrides`` (gpus, tbs, chunks) replace its parameters."""
+    parts = name.split(":")
+    key = ":".join(parts[:2])
+    if key not in ALGORITHMS:
+        known = ", ".join(ALGORITHMS)
+        raise ConfigError(f"unknown built-in plan {key!r} (known: {known})", source=name)
+    algorithm = ALGORITHMS[key]
+    allowed = ("gpus", "tbs", "chunks", *algorithm.extra)
+    params: dict[str, int] = {}
+    for part in parts[2:]:
+        k, sep, v = part.partition("=")
+        if not sep or k not in allowed:
+            raise ConfigError(
+                f"unknown parameter {part!r} (known: {', '.join(allowed)})", source=name
+            )
+        params[k] = _integer(name, k, v)
+    params.update({k: v for k, v in overrides.items() if v is not None})
+    if "gpus" not in params:
+        raise ConfigError("give the number of GPUs, e.g. ':gpus=8'", source=name)
+    gpus = params["gpus"]
+    if gpus < 2:
+        raise ConfigError(f"a collective needs at least 2 GPUs; got gpus={gpus}", source=name)
+    tbs = params.get("tbs", algorithm.default_tbs(gpus))
+    chunks = params.get("chunks", algorithm.default_chunks(gpus, tbs))
+    if tbs < 1 or chunks < 1:
+        raise ConfigError("tbs and chunks must be at least 1", source=name)
+    extra = {k: params[k] for k in algorithm.extra if k in params}
+    if "inplace" in extra:
+        if extra["inplace"] not in (0, 1):
+            raise ConfigError("inplace is 0 or 1", source=name)
+        extra["inplace"] = bool(extra["inplace"])
+    try:
+        return algorithm.build(gpus, tbs, chunks, **extra)
+    except ValueError as exc:
+        raise ConfigError(str(exc), source=name) from None
