@@ -187,7 +187,7 @@ def _deadlock(plan: Plan, stuck: set[StepId]) -> PlanError:
         seen[sid] = len(chain)
         chain.append(sid)
         sid = next(p for p in _predecessors(plan, sid, plan.step(sid)) if p in stuck)
-    cycle = chain[seen[sid] :] + [sid]
+    cycle = [*chain[seen[sid] :], sid]
     story = ", which waits for ".join(_op(plan, s) for s in cycle)
     return _fail(plan, f"deadlock: {len(stuck)} steps can never run; {story}", cycle[0])
 
