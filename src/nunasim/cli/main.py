@@ -8,6 +8,8 @@ import click
 
 from nunasim import __version__
 from nunasim.cli.floorplan import floorplan
+from nunasim.cli.place import place_command
+from nunasim.cli.plan import plan
 from nunasim.cli.preset import preset
 from nunasim.errors import NunasimError
 
@@ -23,6 +25,8 @@ def cli() -> None:
 
 cli.add_command(preset)
 cli.add_command(floorplan)
+cli.add_command(plan)
+cli.add_command(place_command)
 
 
 def main(argv: list[str] | None = None) -> int:

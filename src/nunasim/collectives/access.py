@@ -8,7 +8,12 @@ A chunk is the paper's tuple ``(chunk_id, buffer_type, gpu_id)`` (section 4.2). 
   into its GPU for a step of this threadblock to wait on (the data lands next to the flag
   this threadblock polls, so NAP should keep them together);
 - ``remote_writes``: chunks of other GPUs it stores into;
-- ``remote_reads``: chunks of other GPUs it loads.
+- ``remote_reads``: chunks of other GPUs it loads;
+- ``received``: the chunks peers store into its GPU for it to wait on (also in
+  ``local_writes``).
+
+``communication`` is the data the threadblock exchanges with other GPUs: its remote reads
+and writes and what it receives.
 
 Each tuple appears once per set, however many times or loop iterations it is touched.
 """
@@ -28,6 +33,11 @@ class AccessSet:
     local_writes: frozenset[ChunkTuple]
     remote_reads: frozenset[ChunkTuple]
     remote_writes: frozenset[ChunkTuple]
+    received: frozenset[ChunkTuple] = frozenset()
+
+    @property
+    def communication(self) -> frozenset[ChunkTuple]:
+        return self.remote_reads | self.remote_writes | self.received
 
     @property
     def chunks(self) -> frozenset[ChunkTuple]:
@@ -48,6 +58,7 @@ def access_sets(plan: Plan) -> dict[tuple[int, int], AccessSet]:
             lw: set[ChunkTuple] = set()
             rr: set[ChunkTuple] = set()
             rw: set[ChunkTuple] = set()
+            rx: set[ChunkTuple] = set()
             for step in tb.steps:
                 for chunks in step.reads:
                     lr.update(_tuples(g, chunks))
@@ -62,6 +73,9 @@ def access_sets(plan: Plan) -> dict[tuple[int, int], AccessSet]:
                 for x in step.recvs:
                     transfer = plan.transfers[x]
                     if transfer.dst is not None:
-                        lw.update(_tuples(g, transfer.dst))
-            sets[(g, t)] = AccessSet(frozenset(lr), frozenset(lw), frozenset(rr), frozenset(rw))
+                        rx.update(_tuples(g, transfer.dst))
+            lw |= rx
+            sets[(g, t)] = AccessSet(
+                frozenset(lr), frozenset(lw), frozenset(rr), frozenset(rw), frozenset(rx)
+            )
     return sets

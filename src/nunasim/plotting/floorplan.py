@@ -28,6 +28,13 @@ def _edge(x: int, y: int, width: int, height: int, prefer_rows: bool) -> str:
     return first or second
 
 
+def cu_position(x: int, y: int, k: int, cus: int) -> tuple[float, float, float]:
+    """Centre and pitch of the k-th CU square of a router tile at (x, y) with ``cus`` CUs."""
+    side = math.ceil(math.sqrt(cus))
+    pitch = TILE / (side + 1)
+    return x - TILE / 2 + pitch * (1 + k % side), y - TILE / 2 + pitch * (1 + k // side), pitch
+
+
 def domain_colour(domain: int, domains: int) -> tuple[float, float, float, float]:
     """A distinct colour per NAR domain (cycling through 20 when there are more)."""
     from matplotlib import colormaps
@@ -90,23 +97,19 @@ def draw_floorplan(tables: dict[str, pd.DataFrame], title: str) -> Figure:
                 gid="router",
             )
         )
-        if row.cus:
-            side = math.ceil(math.sqrt(row.cus))
-            pitch = TILE / (side + 1)
-            for k in range(row.cus):
-                cx = row.x - TILE / 2 + pitch * (1 + k % side)
-                cy = row.y - TILE / 2 + pitch * (1 + k // side)
-                ax.add_patch(
-                    Rectangle(
-                        (cx - pitch * 0.32, cy - pitch * 0.32),
-                        pitch * 0.64,
-                        pitch * 0.64,
-                        fc="#5b7083",
-                        lw=0,
-                        zorder=3,
-                        gid="cu",
-                    )
+        for k in range(row.cus):
+            cx, cy, pitch = cu_position(row.x, row.y, k, row.cus)
+            ax.add_patch(
+                Rectangle(
+                    (cx - pitch * 0.32, cy - pitch * 0.32),
+                    pitch * 0.64,
+                    pitch * 0.64,
+                    fc="#5b7083",
+                    lw=0,
+                    zorder=3,
+                    gid="cu",
                 )
+            )
 
     per_router: dict[int, int] = defaultdict(int)
     for row in stacks.itertuples():

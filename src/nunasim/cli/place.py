@@ -1,0 +1,124 @@
+"""``nunasim place``: place a plan's threadblocks and pages under one configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from nunasim.errors import ConfigError
+from nunasim.hardware.tables import floorplan_tables
+from nunasim.io.files import write_atomically
+from nunasim.io.placement_json import write_placement
+from nunasim.io.plans import load_plan
+from nunasim.io.presets import load_preset
+from nunasim.plotting.placement import draw_placement
+from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.stats import placement_stats
+from nunasim.policies.tables import page_table, threadblock_table
+from nunasim.units import format_size, parse_size
+
+
+def parse_granularity(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"--nar takes a number of domains or 'auto', not {text!r}") from None
+
+
+@click.command("place")
+@click.argument("plan_name", metavar="PLAN")
+@click.option("--size", default="1MB", show_default=True, help="Collective size.")
+@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@click.option(
+    "--config",
+    "config_name",
+    default="NAP+NAR",
+    show_default=True,
+    type=click.Choice(list(CONFIGURATIONS)),
+    help="One of the paper's configurations.",
+)
+@click.option(
+    "--nar",
+    "nar",
+    default="auto",
+    show_default=True,
+    help="NAR domains (a valid granularity of the preset) or 'auto'.",
+)
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option(
+    "--group-by",
+    "grouping",
+    default="communication",
+    show_default=True,
+    type=click.Choice(["communication", "all"]),
+    help="Chunks that group threadblocks in NAP's logical allocation.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the placement as JSON a runtime could consume.",
+)
+@click.option(
+    "--png",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Draw GPU 0's placement on the floorplan.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as one JSON object.")
+def place_command(
+    plan_name: str,
+    size: str,
+    preset_name: str,
+    config_name: str,
+    nar: str,
+    seed: int,
+    grouping: str,
+    output: Path | None,
+    png: Path | None,
+    as_json: bool,
+) -> None:
+    """Place PLAN (a built-in or a plan file) under a configuration (UA, UA+NAR, NUMA,
+    NUMA+NAR, NAP, NAP+NAR, NAP*) and report zero-load hop statistics."""
+    if png is not None and png.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(png))
+    nbytes = parse_size(size)
+    preset = load_preset(preset_name)
+    plan = load_plan(plan_name)
+    pod = preset.pod if preset.pod.sockets >= plan.ngpus else preset.with_sockets(plan.ngpus).pod
+    placement = place(plan, nbytes, pod, config_name, parse_granularity(nar), seed, grouping)
+    stats = placement_stats(plan, placement)
+    if output is not None:
+        write_placement(output, placement, plan.name, preset.name)
+    if png is not None:
+        socket = pod.socket
+        domains = placement.granularity if placement.granularity > 1 else 0
+        figure = draw_placement(
+            floorplan_tables(socket, placement.granularity if domains else None),
+            threadblock_table(placement),
+            page_table(placement),
+            0,
+            placement.granularity,
+            f"{plan.name} at {format_size(nbytes)}, {config_name} "
+            f"({placement.granularity} NAR domains), GPU 0",
+        )
+        fmt = png.suffix.lower().lstrip(".")
+        write_atomically(png, lambda path: figure.savefig(path, dpi=150, format=fmt))
+    if as_json:
+        click.echo(json.dumps(stats.as_dict()))
+        return
+    click.echo(
+        f"{config_name} with {placement.granularity} NAR domain(s): {plan.name} at "
+        f"{format_size(nbytes)} on {preset.name}\n"
+        f"  CU -> port     avg {stats.avg_cu_port_hops:.2f} hops, worst {stats.max_cu_port_hops}\n"
+        f"  port -> stack  avg {stats.avg_port_stack_hops:.2f} hops, worst "
+        f"{stats.max_port_stack_hops}\n"
+        f"  budgets        busiest CU {stats.cu_budget_max_use:.0%}, busiest stack "
+        f"{stats.stack_budget_max_use:.0%}; {stats.fallback_threadblocks} threadblocks and "
+        f"{stats.fallback_chunks} chunks over budget\n"
+        f"  ports          busiest (GPU, port) {stats.port_lines_max} lines, mean "
+        f"{stats.port_lines_mean:.1f}; per domain {list(stats.domain_lines)}"
+    )

@@ -1,0 +1,83 @@
+"""A placement as the JSON a runtime could consume (format ``nunasim-placement/1``).
+
+Per GPU: each threadblock's CU and CU mask (a hexadecimal bit mask with the CU's bit set,
+as dispatch APIs take it), and runs of pages of each buffer with the stack, segment and NAR
+domain that back them and the first physical frame of the run in its region. The regions
+list gives each region's base line address (``region << 40``) and the ports its lines may
+leave through, so a driver can map the pages and program the address-to-port hash.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nunasim.io.files import write_atomically
+from nunasim.policies.address import REGION_SHIFT
+from nunasim.policies.placement import Placement
+from nunasim.policies.tables import page_table, threadblock_table
+
+FORMAT = "nunasim-placement/1"
+
+
+def placement_document(placement: Placement, plan_name: str, preset_name: str) -> dict:
+    amap = placement.address_map
+    tbs = threadblock_table(placement)
+    pages = page_table(placement)
+    gpus = []
+    for g in range(len(placement.gpus)):
+        mine = tbs[tbs["gpu"] == g]
+        gpus.append(
+            {
+                "gpu": g,
+                "threadblocks": [
+                    {
+                        "tb": int(r.tb),
+                        "cu": int(r.cu),
+                        "cu_mask": hex(1 << int(r.cu)),
+                        "domain": int(r.domain),
+                    }
+                    for r in mine.itertuples()
+                ],
+                "pages": [
+                    {k: (v if isinstance(v, str) else int(v)) for k, v in row.items() if k != "gpu"}
+                    for row in pages[pages["gpu"] == g].to_dict(orient="records")
+                ],
+            }
+        )
+    return {
+        "format": FORMAT,
+        "plan": plan_name,
+        "preset": preset_name,
+        "config": placement.config.name,
+        "threadblock_policy": placement.config.threadblocks,
+        "page_policy": placement.config.pages,
+        "routing": "NAR" if placement.config.nar and placement.granularity > 1 else "baseline",
+        "granularity": placement.granularity,
+        "size_bytes": placement.size,
+        "chunk_bytes": placement.chunk_bytes,
+        "page_bytes": placement.socket.page_bytes,
+        "line_bytes": placement.socket.line_bytes,
+        "seed": placement.seed,
+        "regions": [
+            {
+                "region": i,
+                "segment": r.segment,
+                "granularity": r.granularity,
+                "domain": r.domain,
+                "stack": r.stack,
+                "first_port": r.first_port,
+                "ports": r.ports,
+                "base_line_address": i << REGION_SHIFT,
+            }
+            for i, r in enumerate(amap.regions)
+        ],
+        "gpus": gpus,
+    }
+
+
+def write_placement(
+    path: str | Path, placement: Placement, plan_name: str, preset_name: str
+) -> None:
+    text = json.dumps(placement_document(placement, plan_name, preset_name), indent=1)
+    write_atomically(path, lambda tmp: tmp.write_text(text + "\n"))

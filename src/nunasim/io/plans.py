@@ -1,0 +1,30 @@
+"""Plans by name: a built-in (``allgather:direct:gpus=8``), an MSCCL XML file, or an
+MSCCL++ JSON execution plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nunasim.collectives.builtins import builtin_plan, is_builtin_name
+from nunasim.collectives.plan import Plan
+from nunasim.errors import ConfigError
+from nunasim.io.msccl import load_msccl_xml
+from nunasim.io.mscclpp import load_mscclpp
+
+
+def load_plan(name_or_path: str | Path) -> Plan:
+    name = str(name_or_path)
+    if is_builtin_name(name):
+        return builtin_plan(name)
+    path = Path(name)
+    if not path.is_file():
+        raise ConfigError(
+            "neither a built-in plan (e.g. allgather:direct:gpus=8) nor a file", source=name
+        )
+    if path.suffix.lower() == ".xml":
+        return load_msccl_xml(path)
+    if path.suffix.lower() == ".json":
+        return load_mscclpp(path)
+    raise ConfigError(
+        "a plan file is MSCCL XML (.xml) or an MSCCL++ execution plan (.json)", source=name
+    )

@@ -1,0 +1,73 @@
+"""A placement on the floorplan: one GPU's threadblocks on their CUs and its pages on their
+stacks, coloured by NAR domain (grey where the policy used no domains).
+
+Reads the floorplan tables and the placement's threadblock and page tables only.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle
+
+from nunasim.plotting.floorplan import cu_position, domain_colour, draw_floorplan
+
+_NO_DOMAIN = "#303030"
+
+
+def draw_placement(
+    floorplan: dict[str, pd.DataFrame],
+    threadblocks: pd.DataFrame,
+    pages: pd.DataFrame,
+    gpu: int,
+    domains: int,
+    title: str,
+) -> Figure:
+    figure = draw_floorplan(floorplan, title)
+    ax = figure.axes[0]
+    routers = floorplan["routers"].set_index("router")
+    stacks = floorplan["stacks"].set_index("stack")
+    mine = threadblocks[threadblocks["gpu"] == gpu]
+    per_router_cus = int(routers["cus"].max())
+    for cu, group in mine.groupby("cu"):
+        router = int(group["router"].iloc[0])
+        row = routers.loc[router]
+        k = int(cu) % per_router_cus
+        cx, cy, pitch = cu_position(int(row.x), int(row.y), k, int(row.cus))
+        domain = int(group["domain"].iloc[0])
+        colour = domain_colour(domain, domains) if domain >= 0 and domains > 1 else _NO_DOMAIN
+        ax.add_patch(
+            Circle(
+                (cx, cy), pitch * 0.45, fc=colour, ec="white", lw=0.4, zorder=7, gid="threadblock"
+            )
+        )
+        if len(group) > 1:
+            ax.text(
+                cx,
+                cy,
+                str(len(group)),
+                ha="center",
+                va="center",
+                fontsize=4,
+                color="white",
+                zorder=8,
+            )
+    placed = pages[pages["gpu"] == gpu].groupby(["stack", "domain"])["pages"].sum()
+    for stack, per_domain in placed.groupby(level=0):
+        x, y = float(stacks.loc[stack, "x"]), float(stacks.loc[stack, "y"])
+        offset = -0.9 if y == 0 else 0.9
+        total = int(per_domain.sum())
+        main_domain = int(per_domain.droplevel(0).idxmax())
+        colour = domain_colour(main_domain, domains) if main_domain >= 0 else _NO_DOMAIN
+        ax.text(
+            x,
+            y + offset * 1.45,
+            f"{total}p",
+            ha="center",
+            va="center",
+            fontsize=5,
+            color=colour,
+            zorder=8,
+            gid="stack-pages",
+        )
+    return figure

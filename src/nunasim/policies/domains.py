@@ -1,0 +1,73 @@
+"""NAR domains on a socket: which HBM stacks back each domain, and distances to domains.
+
+The rule that ties stacks to domains (DESIGN.md section 2 asks for it in writing):
+
+- The distance from a router to domain ``d`` is the mean hop count from that router to the
+  routers of ``d``'s ports (one router per port, so a router with more of the domain's ports
+  weighs more).
+- Every stack backs the domain nearest to it (ties: the lower domain number). A stack far
+  from every port still backs its nearest domain, so every page of every stack has a domain
+  and UA+NAR can keep UA's round-robin stacks.
+- A domain that no stack chose is backed by its nearest stack as well (ties: the lower stack
+  number); that stack then backs several domains, and its address range is split between
+  them (``AddressMap`` gives each (domain, stack) pair its own region).
+
+Granularity 1 is the baseline: one domain of all ports, backed by every stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from nunasim.hardware import Socket
+
+
+@dataclass(frozen=True)
+class DomainLayout:
+    granularity: int
+    ports: tuple[range, ...]  # ports of each domain
+    stacks: tuple[tuple[int, ...], ...]  # stacks backing each domain, nearest first
+    stack_domains: tuple[tuple[int, ...], ...]  # domains each stack backs
+    router_distance: np.ndarray  # [domain, router] mean hops to the domain's ports
+
+    def cus_by_distance(self, socket: Socket, domain: int) -> np.ndarray:
+        """CU numbers, nearest to ``domain``'s ports first (ties: lower CU number)."""
+        routers = np.array(socket.cu_routers, dtype=np.int64).repeat(socket.cus_per_router)
+        distance = self.router_distance[domain][routers]
+        return np.lexsort((np.arange(len(routers)), distance))
+
+
+def _router_hops(socket: Socket) -> np.ndarray:
+    """[router, router] hop counts."""
+    mesh = socket.mesh
+    coords = np.array([mesh.coord(r) for r in range(mesh.routers)], dtype=np.int64)
+    return np.abs(coords[:, None, :] - coords[None, :, :]).sum(axis=2)
+
+
+@cache
+def domain_layout(socket: Socket, granularity: int) -> DomainLayout:
+    domains = tuple(socket.domain_ports(granularity, d) for d in range(granularity))
+    hops = _router_hops(socket)
+    port_routers = np.array([p.router for p in socket.ports], dtype=np.int64)
+    distance = np.stack(
+        [hops[:, port_routers[list(ports)]].mean(axis=1) for ports in domains]
+    )  # [domain, router]
+    stack_routers = [s.router for s in socket.stacks]
+    backing: list[list[int]] = [[] for _ in range(granularity)]
+    for s, router in enumerate(stack_routers):
+        nearest = int(np.argmin(distance[:, router]))  # argmin keeps the lowest on ties
+        backing[nearest].append(s)
+    for d in range(granularity):
+        if not backing[d]:
+            backing[d].append(int(np.argmin(distance[d, stack_routers])))
+    stacks = tuple(
+        tuple(sorted(chosen, key=lambda s, d=d: (distance[d, stack_routers[s]], s)))
+        for d, chosen in enumerate(backing)
+    )
+    stack_domains = tuple(
+        tuple(d for d in range(granularity) if s in stacks[d]) for s in range(len(stack_routers))
+    )
+    return DomainLayout(granularity, domains, stacks, stack_domains, distance)

@@ -1,0 +1,97 @@
+"""A placement: every threadblock on a CU and every page of every buffer in a region of the
+address map (which fixes its HBM stack, segment and NAR domain), on every GPU of the pod.
+
+Buffers are laid out from page-aligned virtual addresses; chunk ``k`` of a buffer covers
+bytes ``[k * chunk_bytes, (k + 1) * chunk_bytes)`` and moves as ``ceil(chunk_bytes / line)``
+lines (flits), the i-th of which is the line holding byte ``k * chunk_bytes + i * line``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nunasim.collectives.plan import Buffer
+from nunasim.hardware import Socket
+from nunasim.policies.address import REGION_SHIFT, AddressMap
+
+BUFFERS = (Buffer.INPUT, Buffer.OUTPUT, Buffer.SCRATCH)
+
+
+@dataclass(frozen=True, eq=False)
+class BufferPages:
+    region: np.ndarray  # per page: AddressMap region
+    frame: np.ndarray  # per page: frame number inside its region
+
+
+@dataclass(frozen=True, eq=False)
+class GpuPlacement:
+    tb_cu: np.ndarray  # per threadblock: CU
+    tb_domain: np.ndarray  # per threadblock: the NAR domain its logical group went to, or -1
+    buffers: dict[Buffer, BufferPages]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One of the paper's configurations: a threadblock policy, a page policy, a routing."""
+
+    name: str
+    threadblocks: str  # "UA", "NUMA" or "NAP"
+    pages: str  # "UA" (round-robin over stacks) or "NAP"
+    nar: bool  # pages in NAR segments (routing over their domain's ports)
+
+
+@dataclass(frozen=True, eq=False)
+class Placement:
+    config: Configuration
+    granularity: int  # NAR domains the policy used; 1 when it used none
+    size: int  # collective size in bytes
+    chunk_bytes: int
+    seed: int
+    address_map: AddressMap
+    gpus: tuple[GpuPlacement, ...]
+    fallback_tbs: int = 0  # threadblocks that fit no CU's budget and went to the least loaded
+    fallback_chunks: int = 0  # chunks that fit no stack's budget
+
+    @property
+    def socket(self) -> Socket:
+        return self.address_map.socket
+
+    @property
+    def line_bytes(self) -> int:
+        return self.socket.line_bytes
+
+    @property
+    def lines_per_chunk(self) -> int:
+        return math.ceil(self.chunk_bytes / self.line_bytes)
+
+    def line_addresses(self, gpu: int, buffer: Buffer, chunk: int, count: int = 1) -> np.ndarray:
+        """Physical line addresses of chunks ``chunk .. chunk + count - 1`` of a buffer."""
+        socket = self.socket
+        lines = self.lines_per_chunk
+        starts = (np.arange(chunk, chunk + count, dtype=np.int64) * self.chunk_bytes)[:, None]
+        offsets = (starts + np.arange(lines, dtype=np.int64)[None, :] * socket.line_bytes).ravel()
+        pages = self.gpus[gpu].buffers[buffer]
+        page = offsets // socket.page_bytes
+        in_page = (offsets % socket.page_bytes) // socket.line_bytes
+        per_page = socket.page_bytes // socket.line_bytes
+        return (pages.region[page] << REGION_SHIFT) | (pages.frame[page] * per_page + in_page)
+
+    def chunk_stacks(self, gpu: int, buffer: Buffer, chunk: int) -> np.ndarray:
+        return self.address_map.stacks_of(self.line_addresses(gpu, buffer, chunk))
+
+    def cu_router(self, cu: int) -> int:
+        return self.socket.cu_router(cu)
+
+
+def pages_for(chunks: int, chunk_bytes: int, page_bytes: int) -> int:
+    return math.ceil(chunks * chunk_bytes / page_bytes) if chunks else 0
+
+
+def chunk_pages(chunk: int, chunk_bytes: int, page_bytes: int) -> range:
+    """Pages that chunk ``chunk`` of a buffer overlaps."""
+    first = chunk * chunk_bytes // page_bytes
+    last = ((chunk + 1) * chunk_bytes - 1) // page_bytes
+    return range(first, last + 1)

@@ -1,0 +1,93 @@
+"""Statistics of a placement: zero-load hop counts of its remote traffic, budget use, and
+load per NAR domain and per port. Averages are over lines (flits), so a chunk weighs by
+its size."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from nunasim.collectives.plan import Plan
+from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
+from nunasim.policies.paths import hops_between, remote_lines
+from nunasim.policies.placement import BUFFERS, Placement
+
+
+@dataclass(frozen=True)
+class PlacementStats:
+    config: str
+    granularity: int
+    remote_lines: int
+    avg_cu_port_hops: float
+    max_cu_port_hops: int
+    avg_port_stack_hops: float
+    max_port_stack_hops: int
+    cu_budget_max_use: float  # busiest CU's demand / its budget
+    cus_used: int  # distinct CUs hosting a threadblock, summed over GPUs
+    stack_budget_max_use: float  # busiest stack's placed lines / its budget
+    fallback_threadblocks: int
+    fallback_chunks: int
+    port_lines_max: int  # lines through the busiest (GPU, port) egress
+    port_lines_mean: float  # over (GPU, port) pairs
+    domain_lines: tuple[int, ...]  # lines leaving through each domain's ports (placement's
+    # granularity), all GPUs together
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
+    socket = placement.socket
+    lines = remote_lines(plan, placement)
+    port_router = np.array([p.router for p in socket.ports], dtype=np.int64)
+    stack_router = np.array([s.router for s in socket.stacks], dtype=np.int64)
+    cu_port = hops_between(socket, lines.src_router, port_router[lines.port])
+    port_stack = hops_between(socket, port_router[lines.port], stack_router[lines.stack])
+
+    cu_use, cus_used = 0.0, 0
+    for g, gpu in enumerate(placement.gpus):
+        budget = cu_budget(socket)
+        for tb, cu in enumerate(gpu.tb_cu):
+            budget.used[cu] += tb_demand(
+                plan, g, tb, placement.lines_per_chunk, socket.outstanding_requests
+            )
+        cu_use = max(cu_use, float((budget.used / budget.capacity).max()))
+        cus_used += len(set(gpu.tb_cu.tolist()))
+
+    stack_use = 0.0
+    per_page_lines = socket.page_bytes // socket.line_bytes
+    for g, gpu in enumerate(placement.gpus):
+        budget = stack_budget(socket)
+        for buffer in BUFFERS:
+            regions = gpu.buffers[buffer].region
+            used_bytes = plan.gpus[g].buffer_chunks(buffer) * placement.chunk_bytes
+            for page, region in enumerate(regions):
+                page_lines = min(
+                    per_page_lines, -(-(used_bytes - page * socket.page_bytes) // socket.line_bytes)
+                )
+                budget.used[placement.address_map.regions[region].stack] += page_lines
+        stack_use = max(stack_use, float((budget.used / budget.capacity).max()))
+
+    ports = len(socket.ports)
+    per_port = np.bincount(lines.src_gpu * ports + lines.port, minlength=plan.ngpus * ports)
+    g = placement.granularity
+    domain_of_port = np.arange(ports) // (ports // g)
+    domains = np.bincount(domain_of_port[lines.port], minlength=g) if len(lines) else np.zeros(g)
+    return PlacementStats(
+        config=placement.config.name,
+        granularity=g,
+        remote_lines=len(lines),
+        avg_cu_port_hops=float(cu_port.mean()) if len(lines) else 0.0,
+        max_cu_port_hops=int(cu_port.max()) if len(lines) else 0,
+        avg_port_stack_hops=float(port_stack.mean()) if len(lines) else 0.0,
+        max_port_stack_hops=int(port_stack.max()) if len(lines) else 0,
+        cu_budget_max_use=cu_use,
+        cus_used=cus_used,
+        stack_budget_max_use=stack_use,
+        fallback_threadblocks=placement.fallback_tbs,
+        fallback_chunks=placement.fallback_chunks,
+        port_lines_max=int(per_port.max()),
+        port_lines_mean=float(per_port.mean()),
+        domain_lines=tuple(int(x) for x in domains),
+    )
