@@ -55,7 +55,7 @@ def test_chunk_bytes():
     assert plan.chunk_bytes(1_000_000) == 125_000
     assert plan.chunk_bytes(100_000) == 12_500
     assert builtin_plan("allgather:direct:gpus=3").chunk_bytes(100) == 34  # padded up
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="must be positive"):
         plan.chunk_bytes(0)
 
 

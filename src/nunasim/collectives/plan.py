@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 
+from nunasim.errors import ConfigError
+
 
 class Collective(StrEnum):
     ALLGATHER = "allgather"
@@ -162,7 +164,7 @@ class Plan:
         evenly is padded up to whole bytes per chunk.
         """
         if size <= 0:
-            raise ValueError(f"a collective size must be positive; got {size} bytes")
+            raise ConfigError(f"a collective size must be positive; got {size} bytes")
         return math.ceil(size / self.chunks_per_size)
 
     def step(self, sid: StepId) -> Step:

@@ -26,7 +26,6 @@ def draw_placement(
     figure = draw_floorplan(floorplan, title)
     ax = figure.axes[0]
     routers = floorplan["routers"].set_index("router")
-    stacks = floorplan["stacks"].set_index("stack")
     mine = threadblocks[threadblocks["gpu"] == gpu]
     per_router_cus = int(routers["cus"].max())
     for cu, group in mine.groupby("cu"):
@@ -52,21 +51,22 @@ def draw_placement(
                 color="white",
                 zorder=8,
             )
+    stack_patches = [p for p in ax.patches if p.get_gid() == "stack"]
     placed = pages[pages["gpu"] == gpu].groupby(["stack", "domain"])["pages"].sum()
     for stack, per_domain in placed.groupby(level=0):
-        x, y = float(stacks.loc[stack, "x"]), float(stacks.loc[stack, "y"])
-        offset = -0.9 if y == 0 else 0.9
+        patch = stack_patches[int(stack)]
         total = int(per_domain.sum())
         main_domain = int(per_domain.droplevel(0).idxmax())
-        colour = domain_colour(main_domain, domains) if main_domain >= 0 else _NO_DOMAIN
+        if main_domain >= 0 and domains > 1:
+            patch.set_edgecolor(domain_colour(main_domain, domains))
+            patch.set_linewidth(2.5)
         ax.text(
-            x,
-            y + offset * 1.45,
+            patch.get_x() + patch.get_width() / 2,
+            patch.get_y() + patch.get_height() * 0.22,
             f"{total}p",
             ha="center",
             va="center",
             fontsize=5,
-            color=colour,
             zorder=8,
             gid="stack-pages",
         )

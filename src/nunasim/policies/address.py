@@ -10,7 +10,8 @@ property of this address format (2^40 lines per region), not of the hardware.
 
 **Port hash.** A line of a region whose domain owns ports ``first .. first + P - 1`` (the
 baseline: all ports) leaves through port ``first + (L + r(L // P)) mod P``, where ``L`` is
-the line address and ``r`` a Fibonacci hash of the run number. Within every aligned run of P
+the line's offset in its region (the address's low ``REGION_SHIFT`` bits) and ``r`` a
+Fibonacci hash of the run number. Within every aligned run of P
 lines each port appears exactly once, so any aligned run of lines is spread evenly, to
 within one line per port; the rotation ``r`` changes from run to run so that strided
 accesses do not pile onto one port.
@@ -29,6 +30,7 @@ from nunasim.policies.domains import DomainLayout, domain_layout
 REGION_SHIFT = 40
 _GOLDEN = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Fibonacci hashing
 _MASK64 = (1 << 64) - 1
+_LINE_MASK = (1 << REGION_SHIFT) - 1
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class AddressMap:
 
     def port_of(self, address: int) -> int:
         region = self.region_of(address)
-        run, offset = divmod(address, region.ports)
+        run, offset = divmod(address & _LINE_MASK, region.ports)
         return region.first_port + (offset + run_rotation(run, region.ports)) % region.ports
 
     # --- the same, for arrays of line addresses ------------------------------------------
@@ -122,7 +124,7 @@ class AddressMap:
         region = addresses >> REGION_SHIFT
         _, first, count = self._tables
         ports = count[region]
-        run, offset = np.divmod(addresses, ports)
+        run, offset = np.divmod(addresses & _LINE_MASK, ports)
         rotation = ((run.astype(np.uint64) * np.uint64(_GOLDEN)) >> np.uint64(32)).astype(
             np.int64
         ) % ports

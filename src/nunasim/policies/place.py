@@ -257,6 +257,8 @@ class _Placer:
             gpus=tuple(gpus),
             fallback_tbs=sum(b.fallbacks for b in self.cus) if fallback else 0,
             fallback_chunks=sum(b.fallbacks for b in self.stacks) if fallback else 0,
+            cu_used=tuple(b.used.copy() for b in self.cus),
+            stack_used=tuple(b.used.copy() for b in self.stacks),
         )
 
     def run(self) -> Placement:

@@ -54,6 +54,8 @@ class Placement:
     gpus: tuple[GpuPlacement, ...]
     fallback_tbs: int = 0  # threadblocks that fit no CU's budget and went to the least loaded
     fallback_chunks: int = 0  # chunks that fit no stack's budget
+    cu_used: tuple[np.ndarray, ...] = ()  # per GPU: budget the policy charged to each CU
+    stack_used: tuple[np.ndarray, ...] = ()  # per GPU: budget charged to each stack
 
     @property
     def socket(self) -> Socket:

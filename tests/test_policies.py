@@ -1,0 +1,254 @@
+"""Placement and routing policies: one contract every configuration honours, then the
+properties of NAR and NAP, and the paper's orderings of zero-load hops."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nunasim.collectives.access import access_sets
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.errors import ConfigError
+from nunasim.io.presets import load_preset
+from nunasim.policies.address import AddressMap
+from nunasim.policies.domains import domain_layout
+from nunasim.policies.logical import logical_allocation
+from nunasim.policies.paths import remote_lines
+from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.placement import BUFFERS
+from nunasim.policies.stats import placement_stats
+
+POD = load_preset("nextgen-4die").pod
+SOCKET = POD.socket
+
+CONTRACT_PLANS = [
+    ("allgather:direct:gpus=8", "1MB"),
+    ("allreduce:direct:gpus=4:tbs=6", "100kB"),
+    ("alltoall:direct:gpus=8:tbs=56", "1MB"),
+    ("allreduce:ring:gpus=4:tbs=2:chunks=2", "1MB"),
+    ("reducescatter:direct:gpus=2", "10kB"),
+]
+
+
+def _size(text):
+    from nunasim.units import parse_size
+
+    return parse_size(text)
+
+
+@pytest.fixture(
+    scope="module",
+    params=[(p, s, c) for p, s in CONTRACT_PLANS for c in CONFIGURATIONS],
+    ids=lambda v: f"{v[0]}@{v[1]}-{v[2]}",
+)
+def placed(request):
+    name, size, config = request.param
+    plan = builtin_plan(name)
+    return plan, place(plan, _size(size), POD, config, 12)
+
+
+def test_every_threadblock_on_one_existing_cu(placed):
+    plan, placement = placed
+    assert len(placement.gpus) == plan.ngpus
+    for program, gpu in zip(plan.gpus, placement.gpus, strict=True):
+        assert len(gpu.tb_cu) == len(program.threadblocks)
+        assert ((gpu.tb_cu >= 0) & (gpu.tb_cu < SOCKET.cus)).all()
+
+
+def test_budgets_hold_unless_a_fallback_was_counted(placed):
+    _, placement = placed
+    if placement.config.threadblocks != "UA" and placement.fallback_tbs == 0:
+        for used in placement.cu_used:
+            assert (used <= SOCKET.outstanding_requests).all()
+    if placement.config.pages == "NAP" and placement.fallback_chunks == 0:
+        from nunasim.policies.budget import stack_budget
+
+        capacity = stack_budget(SOCKET).capacity
+        for used in placement.stack_used:
+            assert (used <= capacity).all()
+
+
+def test_every_page_placed_once(placed):
+    plan, placement = placed
+    amap = placement.address_map
+    for g, gpu in enumerate(placement.gpus):
+        seen = set()
+        for buffer in BUFFERS:
+            pages = gpu.buffers[buffer]
+            expected = -(
+                -plan.gpus[g].buffer_chunks(buffer) * placement.chunk_bytes // SOCKET.page_bytes
+            )
+            assert len(pages.region) == expected
+            assert ((pages.region >= 0) & (pages.region < len(amap.regions))).all()
+            for region, frame in zip(pages.region, pages.frame, strict=True):
+                assert (region, frame) not in seen
+                seen.add((int(region), int(frame)))
+
+
+def test_pages_of_a_domain_sit_on_stacks_backing_it(placed):
+    _, placement = placed
+    amap = placement.address_map
+    for region in amap.regions:
+        if region.domain >= 0:
+            assert region.stack in amap.layout(region.granularity).stacks[region.domain]
+
+
+def test_routing_uses_the_domain_ports_only(placed):
+    plan, placement = placed
+    amap = placement.address_map
+    lines = remote_lines(plan, placement)
+    for transfer in plan.transfers:
+        addresses = placement.line_addresses(
+            transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index, transfer.dst.count
+        )
+        ports = amap.ports_of(addresses)
+        for address, port in zip(addresses[:8], ports[:8], strict=True):
+            region = amap.region_of(int(address))
+            assert region.first_port <= port < region.first_port + region.ports
+            if placement.config.nar:
+                assert region.granularity == placement.granularity
+            else:
+                assert region.ports == len(SOCKET.ports)
+    assert len(lines) > 0
+
+
+def test_deterministic(placed):
+    plan, placement = placed
+    again = place(plan, placement.size, POD, placement.config, 12, placement.seed)
+    for a, b in zip(placement.gpus, again.gpus, strict=True):
+        assert (a.tb_cu == b.tb_cu).all()
+        for buffer in BUFFERS:
+            assert (a.buffers[buffer].region == b.buffers[buffer].region).all()
+            assert (a.buffers[buffer].frame == b.buffers[buffer].frame).all()
+
+
+# --- routing -------------------------------------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from([1, 2, 4, 6, 12]), st.integers(0, 10**6), st.integers(1, 5))
+def test_hash_is_even_over_aligned_runs(granularity, run, runs):
+    amap = AddressMap(SOCKET, () if granularity == 1 else (granularity,))
+    region = amap.regions[-1]
+    ports = region.ports
+    start = (len(amap.regions) - 1 << 40) + run * ports
+    lines = np.arange(start, start + runs * ports)
+    counts = Counter(amap.ports_of(lines).tolist())
+    assert set(counts) == set(range(region.first_port, region.first_port + ports))
+    assert set(counts.values()) == {runs}
+    assert [amap.port_of(int(a)) for a in lines[:20]] == amap.ports_of(lines[:20]).tolist()
+
+
+def test_baseline_spreads_a_collective_over_all_ports():
+    plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
+    placement = place(plan, 10_000_000, POD, "UA")
+    lines = remote_lines(plan, placement)
+    per_port = np.bincount(lines.port, minlength=144)
+    assert per_port.min() > 0.9 * per_port.mean()
+    assert per_port.max() < 1.1 * per_port.mean()
+
+
+def test_stack_domain_rule():
+    layout = domain_layout(SOCKET, 12)
+    # Every stack backs a domain and every domain has a stack.
+    assert all(layout.stack_domains[s] for s in range(16))
+    assert all(layout.stacks[d] for d in range(12))
+    # The corner stack at (1, 0) is nearest to the top-left port router.
+    corner = next(s for s in range(16) if SOCKET.mesh.coord(SOCKET.stacks[s].router) == (1, 0))
+    assert 0 in layout.stack_domains[corner]
+    halves = domain_layout(SOCKET, 2)
+    assert {SOCKET.mesh.coord(SOCKET.stacks[s].router)[0] < 12 for s in halves.stacks[0]} == {True}
+
+
+# --- NAP -----------------------------------------------------------------------------------
+
+
+def test_figure_7_two_gpu_allgather_on_two_domains():
+    plan = builtin_plan("allgather:direct:gpus=2:tbs=2:chunks=2")
+    placement = place(plan, 8192 * 4, POD, "NAP+NAR", 2)
+    domains = [gpu.tb_domain.tolist() for gpu in placement.gpus]
+    # Threadblock j of both GPUs forms one logical group, and the two groups get the two domains.
+    assert domains[0] == domains[1]
+    assert sorted(domains[0]) == [0, 1]
+    layout = domain_layout(SOCKET, 2)
+    for gpu in placement.gpus:
+        for tb, cu in enumerate(gpu.tb_cu):
+            x = SOCKET.mesh.coord(SOCKET.cu_router(int(cu)))[0]
+            assert x == (0 if gpu.tb_domain[tb] == 0 else 23)  # right at its domain's ports
+    sets = access_sets(plan)
+    for (g, tb), access in sets.items():
+        domain = placement.gpus[g].tb_domain[tb]
+        for chunk, buffer, owner in access.chunks:
+            stacks = set(placement.chunk_stacks(owner, buffer, chunk).tolist())
+            assert stacks <= set(layout.stacks[domain])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "allgather:direct:gpus=8:tbs=56",
+        "allreduce:direct:gpus=4",
+        "allreduce:onepass:gpus=4:chunks=4",
+    ],
+)
+def test_threadblocks_sharing_chunks_share_a_domain(name):
+    plan = builtin_plan(name)
+    placement = place(plan, 1_000_000, POD, "NAP+NAR", 6)
+    for group in logical_allocation(access_sets(plan)):
+        assert len({int(placement.gpus[g].tb_domain[t]) for g, t in group.members}) == 1
+
+
+def test_nap_spills_to_the_next_cu_by_distance_never_over_budget():
+    # 100 MB: every threadblock's steps exceed a CU's window, so each fills a CU.
+    plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
+    placement = place(plan, 100_000_000, POD, "NAP+NAR", 12)
+    assert placement.fallback_tbs == 0
+    layout = domain_layout(SOCKET, 12)
+    for gpu in placement.gpus:
+        hosts = gpu.tb_cu.tolist()
+        assert len(set(hosts)) == len(hosts)  # each threadblock fills a CU: one per CU
+        for cu, domain in zip(hosts, gpu.tb_domain.tolist(), strict=True):
+            order = layout.cus_by_distance(SOCKET, domain).tolist()
+            nearer = order[: order.index(cu)]
+            # It spilled past a nearer CU only because that CU was already full.
+            assert set(nearer) <= set(hosts)
+
+
+def test_grouping_by_all_chunks_collapses_direct_allreduce():
+    plan = builtin_plan("allreduce:direct:gpus=8")
+    assert len(logical_allocation(access_sets(plan), "all")) == 1
+    assert len(logical_allocation(access_sets(plan), "communication")) == 28
+
+
+# --- the paper's orderings, zero load (issue 4's acceptance) -------------------------------
+
+
+def test_nap_nar_has_the_shortest_paths_and_nar_shortens_the_destination_side():
+    plan = builtin_plan("allgather:direct:gpus=8")
+    stats = {
+        c: placement_stats(plan, place(plan, 1_000_000, POD, c, "auto")) for c in CONFIGURATIONS
+    }
+    total = {c: s.avg_cu_port_hops + s.avg_port_stack_hops for c, s in stats.items()}
+    assert min(total, key=total.get) == "NAP+NAR"
+    for base in ("UA", "NUMA", "NAP"):
+        assert stats[f"{base}+NAR"].avg_port_stack_hops < stats[base].avg_port_stack_hops
+
+
+def test_auto_granularity_is_one_of_the_valid_ones():
+    plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
+    placement = place(plan, 100_000, POD, "NAP+NAR", "auto")
+    assert placement.granularity in SOCKET.valid_granularities
+
+
+def test_bad_arguments():
+    plan = builtin_plan("allgather:direct:gpus=8")
+    with pytest.raises(ConfigError, match="unknown configuration"):
+        place(plan, 1000, POD, "NAP+X")
+    with pytest.raises(ConfigError, match="not valid"):
+        place(plan, 1000, POD, "NAP+NAR", 5)
+    with pytest.raises(ConfigError, match="pod has 4 sockets"):
+        place(plan, 1000, POD.with_sockets(4), "UA")
+    with pytest.raises(ConfigError, match="unknown grouping"):
+        place(plan, 1000, POD, "NAP", 2, grouping="chunks")
