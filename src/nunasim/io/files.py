@@ -34,3 +34,11 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file, or a ConfigError that names it and says why not."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", source=str(path)) from None

@@ -36,6 +36,7 @@ import defusedxml.ElementTree as SafeET
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, StepId
 from nunasim.errors import ConfigError
+from nunasim.io.files import read_text
 
 SEND_OPS = frozenset({"s", "rcs", "rrs", "rrcs"})
 RECV_OPS = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
@@ -141,12 +142,7 @@ class _Reader:
 
 
 def load_msccl_xml(path: str | Path) -> Plan:
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=source) from None
-    return parse_msccl_xml(text, source)
+    return parse_msccl_xml(read_text(path), str(path))
 
 
 def parse_msccl_xml(text: str, source: str) -> Plan:

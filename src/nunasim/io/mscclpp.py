@@ -111,6 +111,7 @@ from typing import Any
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, RemoteChunks, StepId
 from nunasim.errors import ConfigError
+from nunasim.io.files import read_text
 from nunasim.io.schema import Node, integer, text
 
 _CHANNEL_TYPES = ("memory", "port")
@@ -140,12 +141,7 @@ _Location = tuple[int, Buffer, int]  # (gpu, buffer, chunk)
 
 def load_mscclpp(path: str | Path) -> Plan:
     """The plan in an MSCCL++ JSON execution plan file."""
-    source = str(path)
-    try:
-        content = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=source) from None
-    return parse_mscclpp(content, source)
+    return parse_mscclpp(read_text(path), str(path))
 
 
 def parse_mscclpp(text: str, source: str) -> Plan:

@@ -23,6 +23,7 @@ import yaml
 
 from nunasim.errors import ConfigError
 from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Socket, Stack
+from nunasim.io.files import read_text
 from nunasim.io.schema import Node, coordinate, int_range, integer, text
 from nunasim.units import parse_bandwidth, parse_flops, parse_frequency, parse_size, parse_time
 
@@ -82,11 +83,7 @@ def load_preset(name_or_path: str | Path) -> Preset:
         raise ConfigError(
             f"no preset of that name (built in: {known}) and no such file", source=name
         )
-    try:
-        content = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=name) from None
-    return parse_preset(content, str(path))
+    return parse_preset(read_text(path), str(path))
 
 
 def parse_preset(content: str, source: str) -> Preset:
