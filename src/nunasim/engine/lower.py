@@ -1,0 +1,380 @@
+"""Lowering: (pod, plan, placement) -> flat integer arrays the engines consume.
+
+The model (DESIGN.md section 2, docs/engine.md):
+
+- Every step of a threadblock becomes *line operations*, one per line (flit) of its
+  chunks. A line operation first fetches its sources (a local HBM read: a latency-only
+  request to the stack, the stack's access, the 256 B response over the NoC; or a remote
+  load: request over the network, the remote stack, response back), combines them (a
+  reduction costs compute time on the CU), then delivers the result to its sinks (a local
+  write: NoC to the stack and the stack's access; a remote store: NoC to the egress port,
+  the port, the plane, the plane's output to the destination port, the destination NoC,
+  the stack).
+- Every message travels a *route*: resource ids (a FIFO server with an occupancy and a
+  latency) and pure delays (encoded as ``-(delay_ps) - 1``). Every message first waits the
+  CU's L1 latency.
+- A local write or remote store is acknowledged back to its CU after the latency of the
+  reverse path (acknowledgements carry no data and do not contend). A step completes when
+  all its messages are done and acknowledged; it then sends the flags of its transfers
+  (one-line stores through the same resources) and its successors may start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nunasim.collectives.plan import Buffer, Plan
+from nunasim.hardware import Pod
+from nunasim.policies.placement import Placement
+from nunasim.units import cycles_to_ps, transfer_ps
+
+# message kinds
+READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
+KIND_NAMES = ("read", "load", "write", "store", "flag")
+# resource kinds
+LINK, EGRESS, PLANE_OUT, STACK = 0, 1, 2, 3
+RESOURCE_NAMES = ("link", "port", "plane", "stack")
+
+DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
+
+
+def delay(ps: int) -> int:
+    """A route entry that waits ``ps`` picoseconds on no resource."""
+    return -int(ps) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class Resources:
+    occ: np.ndarray  # ps a flit holds the resource
+    lat: np.ndarray  # ps from the start of service to the next route entry
+    kind: np.ndarray  # LINK, EGRESS, PLANE_OUT or STACK
+    gpu: np.ndarray
+    index: np.ndarray  # link id, port number or stack number on that GPU
+
+
+@dataclass(frozen=True, eq=False)
+class Lowered:
+    ngpus: int
+    cus_per_gpu: int
+    window: int  # outstanding requests per CU
+    issue_ps: int  # one request per NoC cycle per CU
+    line_bytes: int
+    resources: Resources
+    tb_cu: np.ndarray  # global CU of each threadblock
+    tb_gpu: np.ndarray
+    step_tb: np.ndarray
+    step_wait: np.ndarray  # waits before a step may start (program order, deps, flags)
+    succ_start: np.ndarray  # CSR: steps whose waits a step's completion satisfies
+    succ: np.ndarray
+    lineop_start: np.ndarray  # CSR over steps
+    lineop_step: np.ndarray
+    lineop_compute_ps: np.ndarray  # reduction time of one line
+    lineop_msgs: np.ndarray  # [line op, 3]: first source, first sink, end (message ids)
+    flag_start: np.ndarray  # CSR over steps: flag messages sent on completion
+    flag_msg: np.ndarray
+    msg_kind: np.ndarray
+    msg_lineop: np.ndarray  # -1 for flags
+    msg_cu: np.ndarray
+    msg_target: np.ndarray  # flag: the step it releases; else -1
+    msg_ack_ps: np.ndarray
+    msg_dst_gpu: np.ndarray
+    msg_address: np.ndarray  # line address of the data's destination (or source for reads)
+    route_start: np.ndarray
+    route: np.ndarray
+
+    @property
+    def messages(self) -> int:
+        return len(self.msg_kind)
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_tb)
+
+
+class _Builder:
+    """Collects routes and messages; one instance per lowering."""
+
+    def __init__(self, pod: Pod, placement: Placement, ngpus: int) -> None:
+        self.pod, self.placement = pod, placement
+        socket = pod.socket
+        self.socket = socket
+        self.mesh = socket.mesh
+        self.slots = self.mesh.link_slots
+        self.ports = len(socket.ports)
+        self.stacks = len(socket.stacks)
+        self.ngpus = ngpus
+        self.amap = placement.address_map
+        links = self.slots * ngpus
+        # resource numbering: links, then egress ports, plane outputs, stacks
+        self.egress0 = links
+        self.plane0 = self.egress0 + ngpus * self.ports
+        self.stack0 = self.plane0 + ngpus * self.ports
+        total = self.stack0 + ngpus * self.stacks
+        occ = np.zeros(total, dtype=np.int64)
+        lat = np.zeros(total, dtype=np.int64)
+        kind = np.zeros(total, dtype=np.int8)
+        gpu = np.zeros(total, dtype=np.int64)
+        index = np.zeros(total, dtype=np.int64)
+        link_lat = np.zeros(self.slots, dtype=np.int64)
+        for link in self.mesh.links():
+            link_lat[link] = socket.link_latency_ps(link)
+        for g in range(ngpus):
+            sl = slice(g * self.slots, (g + 1) * self.slots)
+            occ[sl], lat[sl], kind[sl] = socket.link_flit_ps, link_lat, LINK
+            gpu[sl], index[sl] = g, np.arange(self.slots)
+            for base, k, latency in (
+                (self.egress0, EGRESS, pod.port_flit_ps),
+                (self.plane0, PLANE_OUT, 0),
+            ):
+                sl = slice(base + g * self.ports, base + (g + 1) * self.ports)
+                occ[sl], lat[sl], kind[sl] = pod.port_flit_ps, latency, k
+                gpu[sl], index[sl] = g, np.arange(self.ports)
+            for s, stack in enumerate(socket.stacks):
+                r = self.stack0 + g * self.stacks + s
+                occ[r] = transfer_ps(socket.line_bytes, stack.bandwidth)
+                lat[r], kind[r], gpu[r], index[r] = stack.latency_ps, STACK, g, s
+        self.resources = Resources(occ, lat, kind, gpu, index)
+        self.port_router = [p.router for p in socket.ports]
+        self.stack_router = [s.router for s in socket.stacks]
+        self._paths: dict[tuple[int, int], list[int]] = {}
+        self._latency: dict[tuple[int, int], int] = {}
+        self.routes: list[list[int]] = []
+
+    def path(self, gpu: int, a: int, b: int) -> list[int]:
+        key = (a, b)
+        if key not in self._paths:
+            self._paths[key] = self.socket.path(a, b)
+            self._latency[key] = self.socket.path_latency_ps(a, b)
+        base = gpu * self.slots
+        return [base + link for link in self._paths[key]]
+
+    def latency(self, a: int, b: int) -> int:
+        self.path(0, a, b)
+        return self._latency[(a, b)]
+
+    def stack_res(self, gpu: int, stack: int) -> int:
+        return self.stack0 + gpu * self.stacks + stack
+
+    # --- routes (each starts with the CU's L1 latency) -----------------------------------
+
+    def read_route(self, gpu: int, cu_router: int, stack: int) -> tuple[list[int], int]:
+        sr = self.stack_router[stack]
+        route = [
+            delay(self.socket.l1_latency_ps),
+            delay(self.latency(cu_router, sr)),
+            self.stack_res(gpu, stack),
+            *self.path(gpu, sr, cu_router),
+        ]
+        return route, 0
+
+    def write_route(self, gpu: int, cu_router: int, stack: int) -> tuple[list[int], int]:
+        sr = self.stack_router[stack]
+        route = [
+            delay(self.socket.l1_latency_ps),
+            *self.path(gpu, cu_router, sr),
+            self.stack_res(gpu, stack),
+        ]
+        return route, self.latency(sr, cu_router)
+
+    def store_route(
+        self, gpu: int, cu_router: int, dst: int, port: int, stack: int
+    ) -> tuple[list[int], int]:
+        pr, sr = self.port_router[port], self.stack_router[stack]
+        route = [
+            delay(self.socket.l1_latency_ps),
+            *self.path(gpu, cu_router, pr),
+            self.egress0 + gpu * self.ports + port,
+            delay(self.pod.plane_latency_ps),
+            self.plane0 + dst * self.ports + port,
+            *self.path(dst, pr, sr),
+            self.stack_res(dst, stack),
+        ]
+        ack = self.latency(sr, pr) + self.pod.plane_latency_ps + self.latency(pr, cu_router)
+        return route, ack
+
+    def load_route(
+        self, gpu: int, cu_router: int, src: int, port: int, stack: int
+    ) -> tuple[list[int], int]:
+        pr, sr = self.port_router[port], self.stack_router[stack]
+        request = self.latency(cu_router, pr) + self.pod.plane_latency_ps + self.latency(pr, sr)
+        route = [
+            delay(self.socket.l1_latency_ps),
+            delay(request),
+            self.stack_res(src, stack),
+            *self.path(src, sr, pr),
+            self.egress0 + src * self.ports + port,
+            delay(self.pod.plane_latency_ps),
+            self.plane0 + gpu * self.ports + port,
+            *self.path(gpu, pr, cu_router),
+        ]
+        return route, 0
+
+
+def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
+    if sources < 2:
+        return 0
+    socket = pod.socket
+    per_cu = socket.flops_for(dtype) / socket.cus
+    elements = socket.line_bytes / DTYPE_BYTES[dtype]
+    return max(1, round((sources - 1) * elements / per_cu * 1e12))
+
+
+def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lowered:
+    """Arrays for the engines. ``dtype`` sets the element size of reductions."""
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+    socket = pod.socket
+    b = _Builder(pod, placement, plan.ngpus)
+    lines = placement.lines_per_chunk
+
+    tb_base = np.cumsum([0, *plan.threadblocks_per_gpu])
+    step_base: dict[tuple[int, int], int] = {}
+    tb_cu, tb_gpu, step_tb = [], [], []
+    for g, program in enumerate(plan.gpus):
+        for t, tb in enumerate(program.threadblocks):
+            step_base[(g, t)] = len(step_tb)
+            tb_cu.append(g * socket.cus + int(placement.gpus[g].tb_cu[t]))
+            tb_gpu.append(g)
+            step_tb.extend([int(tb_base[g]) + t] * len(tb.steps))
+    nsteps = len(step_tb)
+
+    wait = np.zeros(nsteps, dtype=np.int64)
+    succ: list[list[int]] = [[] for _ in range(nsteps)]
+    lineop_start = [0]
+    lineop_step, lineop_compute, lineop_msgs = [], [], []
+    flag_lists: list[list[int]] = [[] for _ in range(nsteps)]
+    kinds, lineop_of, msg_cu, target, acks, dst_gpu, address = [], [], [], [], [], [], []
+
+    def add(
+        kind: int, route: list[int], ack: int, lo: int, cu: int, gpu: int, addr: int, tgt: int = -1
+    ) -> int:
+        b.routes.append(route)
+        kinds.append(kind)
+        acks.append(ack)
+        lineop_of.append(lo)
+        msg_cu.append(cu)
+        target.append(tgt)
+        dst_gpu.append(gpu)
+        address.append(addr)
+        return len(kinds) - 1
+
+    amap = placement.address_map
+    for sid, step in plan.steps():
+        s = step_base[(sid.gpu, sid.tb)] + sid.step
+        preds = set()
+        if sid.step:
+            preds.add(s - 1)
+        preds |= {step_base[(sid.gpu, t)] + k for t, k in step.deps}
+        for p in preds:
+            succ[p].append(s)
+        wait[s] = len(preds) + sum(1 for x in step.recvs)
+        g = sid.gpu
+        cu = int(placement.gpus[g].tb_cu[sid.tb])
+        gcu = g * socket.cus + cu
+        router = socket.cu_router(cu)
+
+        count = step.count * lines if step.combines else 0
+        source_addrs = [placement.line_addresses(g, c.buffer, c.index, c.count) for c in step.reads]
+        load_addrs = [
+            (
+                r.gpu,
+                placement.line_addresses(r.gpu, r.chunks.buffer, r.chunks.index, r.chunks.count),
+            )
+            for r in step.loads
+        ]
+        write_addrs = [placement.line_addresses(g, c.buffer, c.index, c.count) for c in step.writes]
+        sends = [plan.transfers[x] for x in step.sends]
+        send_addrs = [
+            (t.dst_gpu, placement.line_addresses(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count))
+            for t in sends
+            if t.dst is not None
+        ]
+        sources = len(source_addrs) + len(load_addrs)
+        compute = _reduce_ps(pod, sources, dtype)
+        for i in range(count):
+            lo = len(lineop_step)
+            lineop_step.append(s)
+            lineop_compute.append(compute)
+            first_source = len(kinds)
+            for addrs in source_addrs:
+                a = int(addrs[i])
+                route, ack = b.read_route(g, router, amap.stack_of(a))
+                add(READ, route, ack, lo, gcu, g, a)
+            for owner, addrs in load_addrs:
+                a = int(addrs[i])
+                route, ack = b.load_route(g, router, owner, amap.port_of(a), amap.stack_of(a))
+                add(LOAD, route, ack, lo, gcu, owner, a)
+            first_sink = len(kinds)
+            for addrs in write_addrs:
+                a = int(addrs[i])
+                route, ack = b.write_route(g, router, amap.stack_of(a))
+                add(WRITE, route, ack, lo, gcu, g, a)
+            for dst, addrs in send_addrs:
+                a = int(addrs[i])
+                if dst == g:
+                    route, ack = b.write_route(g, router, amap.stack_of(a))
+                    add(WRITE, route, ack, lo, gcu, g, a)
+                else:
+                    route, ack = b.store_route(g, router, dst, amap.port_of(a), amap.stack_of(a))
+                    add(STORE, route, ack, lo, gcu, dst, a)
+            lineop_msgs.append((first_source, first_sink, len(kinds)))
+        lineop_start.append(len(lineop_step))
+        for t in sends:
+            if t.receiver is None:
+                continue
+            rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
+            if t.dst is not None:
+                flag_addr = int(placement.line_addresses(t.dst_gpu, t.dst.buffer, t.dst.index)[0])
+            else:  # a bare signal: its flag lives beside the receiver's scratch
+                flag_addr = _signal_address(placement, t.dst_gpu)
+            if t.dst_gpu == g:
+                route, _ = b.write_route(g, router, amap.stack_of(flag_addr))
+            else:
+                route, _ = b.store_route(
+                    g, router, t.dst_gpu, amap.port_of(flag_addr), amap.stack_of(flag_addr)
+                )
+            m = add(FLAG, route, 0, -1, gcu, t.dst_gpu, flag_addr, rx)
+            flag_lists[s].append(m)
+
+    succ_start = np.cumsum([0, *(len(x) for x in succ)])
+    flag_start = np.cumsum([0, *(len(x) for x in flag_lists)])
+    route_start = np.cumsum([0, *(len(r) for r in b.routes)])
+    return Lowered(
+        ngpus=plan.ngpus,
+        cus_per_gpu=socket.cus,
+        window=socket.outstanding_requests,
+        issue_ps=cycles_to_ps(1, socket.noc_clock_hz),
+        line_bytes=socket.line_bytes,
+        resources=b.resources,
+        tb_cu=np.array(tb_cu, dtype=np.int64),
+        tb_gpu=np.array(tb_gpu, dtype=np.int64),
+        step_tb=np.array(step_tb, dtype=np.int64),
+        step_wait=wait,
+        succ_start=succ_start.astype(np.int64),
+        succ=np.array([x for lst in succ for x in lst], dtype=np.int64),
+        lineop_start=np.array(lineop_start, dtype=np.int64),
+        lineop_step=np.array(lineop_step, dtype=np.int64),
+        lineop_compute_ps=np.array(lineop_compute, dtype=np.int64),
+        lineop_msgs=np.array(lineop_msgs, dtype=np.int64).reshape(-1, 3),
+        flag_start=flag_start.astype(np.int64),
+        flag_msg=np.array([m for lst in flag_lists for m in lst], dtype=np.int64),
+        msg_kind=np.array(kinds, dtype=np.int8),
+        msg_lineop=np.array(lineop_of, dtype=np.int64),
+        msg_cu=np.array(msg_cu, dtype=np.int64),
+        msg_target=np.array(target, dtype=np.int64),
+        msg_ack_ps=np.array(acks, dtype=np.int64),
+        msg_dst_gpu=np.array(dst_gpu, dtype=np.int64),
+        msg_address=np.array(address, dtype=np.int64),
+        route_start=route_start.astype(np.int64),
+        route=np.array([e for r in b.routes for e in r], dtype=np.int64),
+    )
+
+
+def _signal_address(placement: Placement, gpu: int) -> int:
+    for buffer in (Buffer.SCRATCH, Buffer.OUTPUT, Buffer.INPUT):
+        pages = placement.gpus[gpu].buffers[buffer]
+        if len(pages.region):
+            return placement.line_addresses(gpu, buffer, 0)[0].item()
+    raise ValueError(f"gpu {gpu} has no buffer to hold a flag")

@@ -1,0 +1,1 @@
+"""The packet-level engine: discrete events, one per flit per resource."""
