@@ -12,7 +12,10 @@ The model (DESIGN.md section 2, docs/engine.md):
   the stack).
 - Every message travels a *route*: resource ids (a FIFO server with an occupancy and a
   latency) and pure delays (encoded as ``-(delay_ps) - 1``). Every message first waits the
-  CU's L1 latency.
+  CU's L1 latency. A CU issues as many requests as its outstanding-request window allows;
+  data enters the NoC through its router's injection port and read data leaves it through
+  the router's ejection port, each one flit per link serialisation time, shared by the
+  router's CUs (requests for reads carry no data: they take the path's latency only).
 - A local write or remote store is acknowledged back to its CU after the latency of the
   reverse path (acknowledgements carry no data and do not contend). A step completes when
   all its messages are done and acknowledged; it then sends the flags of its transfers
@@ -28,14 +31,14 @@ import numpy as np
 from nunasim.collectives.plan import Buffer, Plan
 from nunasim.hardware import Pod
 from nunasim.policies.placement import Placement
-from nunasim.units import cycles_to_ps, transfer_ps
+from nunasim.units import transfer_ps
 
 # message kinds
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 KIND_NAMES = ("read", "load", "write", "store", "flag")
 # resource kinds
-LINK, EGRESS, PLANE_OUT, STACK = 0, 1, 2, 3
-RESOURCE_NAMES = ("link", "port", "plane", "stack")
+LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
+RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")
 
 DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
 
@@ -59,7 +62,6 @@ class Lowered:
     ngpus: int
     cus_per_gpu: int
     window: int  # outstanding requests per CU
-    issue_ps: int  # one request per NoC cycle per CU
     line_bytes: int
     resources: Resources
     tb_cu: np.ndarray  # global CU of each threadblock
@@ -107,11 +109,15 @@ class _Builder:
         self.ngpus = ngpus
         self.amap = placement.address_map
         links = self.slots * ngpus
-        # resource numbering: links, then egress ports, plane outputs, stacks
+        # resource numbering: links, egress ports, plane outputs, stacks, injection and
+        # ejection ports of routers
+        self.routers = self.mesh.routers
         self.egress0 = links
         self.plane0 = self.egress0 + ngpus * self.ports
         self.stack0 = self.plane0 + ngpus * self.ports
-        total = self.stack0 + ngpus * self.stacks
+        self.inject0 = self.stack0 + ngpus * self.stacks
+        self.eject0 = self.inject0 + ngpus * self.routers
+        total = self.eject0 + ngpus * self.routers
         occ = np.zeros(total, dtype=np.int64)
         lat = np.zeros(total, dtype=np.int64)
         kind = np.zeros(total, dtype=np.int8)
@@ -135,6 +141,10 @@ class _Builder:
                 r = self.stack0 + g * self.stacks + s
                 occ[r] = transfer_ps(socket.line_bytes, stack.bandwidth)
                 lat[r], kind[r], gpu[r], index[r] = stack.latency_ps, STACK, g, s
+            for base, k in ((self.inject0, INJECT), (self.eject0, EJECT)):
+                sl = slice(base + g * self.routers, base + (g + 1) * self.routers)
+                occ[sl], lat[sl], kind[sl] = socket.link_flit_ps, 0, k
+                gpu[sl], index[sl] = g, np.arange(self.routers)
         self.resources = Resources(occ, lat, kind, gpu, index)
         self.port_router = [p.router for p in socket.ports]
         self.stack_router = [s.router for s in socket.stacks]
@@ -156,6 +166,12 @@ class _Builder:
 
     def stack_res(self, gpu: int, stack: int) -> int:
         return self.stack0 + gpu * self.stacks + stack
+
+    def inject(self, gpu: int, router: int) -> int:
+        return self.inject0 + gpu * self.routers + router
+
+    def eject(self, gpu: int, router: int) -> int:
+        return self.eject0 + gpu * self.routers + router
 
     # --- routes (each starts with the CU's L1 latency) -----------------------------------
 
@@ -345,7 +361,6 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
         ngpus=plan.ngpus,
         cus_per_gpu=socket.cus,
         window=socket.outstanding_requests,
-        issue_ps=cycles_to_ps(1, socket.noc_clock_hz),
         line_bytes=socket.line_bytes,
         resources=b.resources,
         tb_cu=np.array(tb_cu, dtype=np.int64),

@@ -1,7 +1,8 @@
 """The paper's seven configurations (section 5.3) and the placement policies behind them.
 
-- **UA** threadblocks: round-robin over the dies in threadblock order, each on the die's CU
-  with the fewest threadblocks (the lowest-numbered among equals): the first free CU.
+- **UA** threadblocks: round-robin over the dies in threadblock order, each on the first CU
+  with the fewest threadblocks in the die's dispatch order: a seeded random order of the
+  die's routers, one CU per router per pass (threadblocks spread over the die).
 - **UA** pages: every page of a GPU, in buffer order (input, output, scratch), round-robin
   over the stacks. With NAR a page takes the NAR domain its stack backs (round-robin over
   the domains when the stack backs several).
@@ -117,20 +118,34 @@ def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> N
                 counter += 1
 
 
-def _ua_threadblocks(plan: Plan, socket: Socket) -> list[np.ndarray]:
-    dies = len(socket.dies)
-    die_cus = [
-        [cu for cu in range(socket.cus) if socket.die_of_router[socket.cu_router(cu)] == d]
-        for d in range(dies)
-    ]
-    die_cus = [cus for cus in die_cus if cus]
+def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
+    """Round-robin over dies; in a die, the first CU with the fewest threadblocks in the
+    die's dispatch order. The dispatch order visits the die's routers in a seeded random
+    order, one CU of each router per pass, so that threadblocks spread over the whole die
+    (the paper's baseline sees average-case distances) rather than fill one corner."""
+    rng = np.random.default_rng(seed)
+    orders = []
+    for d in range(len(socket.dies)):
+        routers = [r for r in socket.cu_routers if socket.die_of_router[r] == d]
+        if not routers:
+            continue
+        routers = [routers[i] for i in rng.permutation(len(routers))]
+        position = {r: i for i, r in enumerate(socket.cu_routers)}
+        orders.append(
+            [
+                position[r] * socket.cus_per_router + slot
+                for slot in range(socket.cus_per_router)
+                for r in routers
+            ]
+        )
     placed = []
     for program in plan.gpus:
         load = np.zeros(socket.cus, dtype=np.int64)
         tb_cu = np.empty(len(program.threadblocks), dtype=np.int64)
         for t in range(len(program.threadblocks)):
-            cus = die_cus[t % len(die_cus)]
-            cu = min(cus, key=lambda c: (load[c], c))
+            order = orders[t % len(orders)]
+            least = min(load[c] for c in order)
+            cu = next(c for c in order if load[c] == least)
             load[cu] += 1
             tb_cu[t] = cu
         placed.append(tb_cu)
@@ -267,7 +282,7 @@ class _Placer:
             self.nap(place_pages=config.pages == "NAP")
         _ua_pages(self.pages, self.amap, self.granularity if self.nar else None)
         if config.threadblocks == "UA":
-            self.tb_cu = _ua_threadblocks(self.plan, self.socket)
+            self.tb_cu = _ua_threadblocks(self.plan, self.socket, self.seed)
         elif config.threadblocks == "NUMA":
             self.numa()
         return self.result()
@@ -288,8 +303,7 @@ def place(
     domains), or ``"auto"`` to try every valid one with the analytic estimate of
     ``estimate.py`` and keep the best. Configurations that use neither NAR nor NAP ignore it.
     ``grouping`` picks the chunks that form logical groups (``logical.py``). The result is a
-    pure function of its arguments; ``seed`` is recorded and reserved for policies with
-    random choices (none of the paper's have any).
+    pure function of its arguments; ``seed`` sets UA's dispatch order inside each die.
     """
     if grouping not in GROUPINGS:
         raise ConfigError(f"unknown grouping {grouping!r} (known: {', '.join(GROUPINGS)})")

@@ -22,7 +22,7 @@ EV_COMPUTE = 2
 # message kinds (as in lower.py)
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 # resource kinds
-LINK, EGRESS, PLANE_OUT, STACK = 0, 1, 2, 3
+LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 
 
 @jit
@@ -93,7 +93,6 @@ def run(
     route,
     ncus,
     window,
-    issue_ps,
     # outputs, filled in place
     step_begin,
     step_end,
@@ -123,7 +122,6 @@ def run(
     for s in range(nsteps):
         step_left[s] = lineop_start[s + 1] - lineop_start[s]
     inflight = np.zeros(ncus, dtype=np.int64)
-    next_issue = np.zeros(ncus, dtype=np.int64)
     compute_free = np.zeros(ncus, dtype=np.int64)
     qhead = np.full(ncus, -1, dtype=np.int64)
     qtail = np.full(ncus, -1, dtype=np.int64)
@@ -189,11 +187,9 @@ def run(
                 qhead[cu] = qnext[m]
                 if qhead[cu] < 0:
                     qtail[cu] = -1
-                at = max(t, next_issue[cu])
-                next_issue[cu] = at + issue_ps
                 inflight[cu] += 1
-                msg_issue[m] = at
-                n = _push(ht, hs, hk, ha, n, at, seq, EV_ROUTE, m)
+                msg_issue[m] = t
+                n = _push(ht, hs, hk, ha, n, t, seq, EV_ROUTE, m)
                 seq += 1
         ntouched = 0
         if n == 0:
@@ -238,7 +234,7 @@ def run(
                     ready[nready] = w
                     nready += 1
                 continue
-            if mk == READ or mk == LOAD:
+            if mk <= LOAD:  # READ or LOAD: data is back at the CU
                 cu = msg_cu[m]
                 inflight[cu] -= 1
                 if not is_touched[cu]:

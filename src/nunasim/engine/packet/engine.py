@@ -76,7 +76,6 @@ def simulate(lowered: Lowered) -> Trace:
         lo.route,
         lo.ngpus * lo.cus_per_gpu,
         lo.window,
-        lo.issue_ps,
         out["step_begin"],
         out["step_end"],
         out["msg_issue"],

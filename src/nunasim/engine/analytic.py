@@ -1,0 +1,81 @@
+"""The analytic oracle: zero-load latencies and lower bounds no simulation may beat.
+
+- ``store_latency_ps``: one remote store at zero load, from its injection into the source
+  NoC (after the CU's L1 latency) to the completion of the write at the destination stack:
+  source NoC to the egress port, one flit on the port, the plane, destination NoC from the
+  ingress port (same ordinal) to the stack, the stack's access. Computed from the hardware
+  description alone, independently of the engine's routes.
+- ``lower_bound_ps``: the largest of (a) the zero-load critical path of the plan's steps,
+  where a step takes at least its slowest line's fetch, reduction and delivery (with
+  acknowledgement) and a flag takes its zero-load route, and (b) every resource's flits
+  times its occupancy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nunasim.engine.lower import Lowered
+from nunasim.hardware import Pod
+
+
+def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
+    socket = pod.socket
+    port_router = socket.ports[port].router
+    memory = socket.stacks[stack]
+    return (
+        socket.path_latency_ps(cu_router, port_router)
+        + pod.port_flit_ps
+        + pod.plane_latency_ps
+        + socket.path_latency_ps(port_router, memory.router)
+        + memory.latency_ps
+    )
+
+
+def route_latency_ps(lowered: Lowered) -> np.ndarray:
+    """Zero-load time of every message's route, from issue to its end."""
+    route = lowered.route
+    per_entry = np.where(route < 0, -route - 1, lowered.resources.lat[np.maximum(route, 0)])
+    totals = np.add.reduceat(per_entry, lowered.route_start[:-1]) if len(route) else per_entry
+    empty = lowered.route_start[1:] == lowered.route_start[:-1]
+    totals = np.where(empty, 0, totals) if len(totals) else totals
+    return totals.astype(np.int64)
+
+
+def critical_path_ps(lowered: Lowered) -> int:
+    lo = lowered
+    route = route_latency_ps(lo)
+    duration = np.zeros(lo.steps, dtype=np.int64)
+    for op in range(len(lo.lineop_step)):
+        first, mid, end = lo.lineop_msgs[op]
+        fetch = route[first:mid].max() if mid > first else 0
+        deliver = (route[mid:end] + lo.msg_ack_ps[mid:end]).max() if end > mid else 0
+        total = fetch + lo.lineop_compute_ps[op] + deliver
+        s = lo.lineop_step[op]
+        duration[s] = max(duration[s], total)
+    start = np.zeros(lo.steps, dtype=np.int64)
+    waiting = lo.step_wait.copy()
+    ready = list(np.nonzero(waiting == 0)[0])
+    finish = np.zeros(lo.steps, dtype=np.int64)
+    while ready:
+        s = ready.pop()
+        finish[s] = start[s] + duration[s]
+        released = [(int(w), finish[s]) for w in lo.succ[lo.succ_start[s] : lo.succ_start[s + 1]]]
+        released += [
+            (int(lo.msg_target[m]), finish[s] + route[m])
+            for m in lo.flag_msg[lo.flag_start[s] : lo.flag_start[s + 1]]
+        ]
+        for w, at in released:
+            start[w] = max(start[w], at)
+            waiting[w] -= 1
+            if waiting[w] == 0:
+                ready.append(w)
+    return int(finish.max()) if lo.steps else 0
+
+
+def lower_bound_ps(lowered: Lowered) -> int:
+    lo = lowered
+    entries = lo.route[lo.route >= 0]
+    flits = np.bincount(entries, minlength=len(lo.resources.occ))
+    resource = int((flits * lo.resources.occ).max()) if len(flits) else 0
+    return max(critical_path_ps(lo), resource)

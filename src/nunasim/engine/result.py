@@ -1,0 +1,139 @@
+"""What a run reports, as tables (DESIGN.md section 4).
+
+**Store latency** is the one-way latency of a remote store: from its injection into the
+source NoC (after the CU's L1 latency) to the completion of the write at the destination
+stack (after the stack's access latency). Its breakdown: ``src_noc`` (injection to arrival
+at the egress port), ``port`` (queue and serialisation at the egress port), ``plane`` (the
+plane's latency and the queue at its output towards the destination port), ``dst_noc``
+(ingress port to the stack), ``memory`` (queue and access at the stack); ``l1`` is the CU's
+latency before injection, outside the one-way latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nunasim.engine.lower import FLAG, KIND_NAMES, RESOURCE_NAMES, STORE
+from nunasim.engine.packet.engine import Trace
+from nunasim.units import PS_PER_NS
+
+
+@dataclass(frozen=True, eq=False)
+class SimResult:
+    completion_ps: int
+    gpu_completion_ps: np.ndarray
+    stores: pd.DataFrame  # one row per remote data store
+    resources: pd.DataFrame  # one row per resource that carried a flit
+    messages: int
+    events: int
+    wall_s: float
+    bytes_delivered: int
+    lower_bound_ps: int
+
+    def store_latency_ns(self) -> dict[str, float]:
+        latency = self.stores["latency_ps"].to_numpy() / PS_PER_NS
+        if not len(latency):
+            return {"mean": 0.0, "p50": 0.0, "p99": 0.0, "max": 0.0, "min": 0.0}
+        return {
+            "mean": float(latency.mean()),
+            "p50": float(np.percentile(latency, 50)),
+            "p99": float(np.percentile(latency, 99)),
+            "max": float(latency.max()),
+            "min": float(latency.min()),
+        }
+
+    def summary(self) -> dict[str, object]:
+        breakdown = {
+            column: float(self.stores[column].mean() / PS_PER_NS) if len(self.stores) else 0.0
+            for column in ("l1", "src_noc", "port", "plane", "dst_noc", "memory")
+        }
+        return {
+            "completion_ns": self.completion_ps / PS_PER_NS,
+            "gpu_completion_ns": [float(x) / PS_PER_NS for x in self.gpu_completion_ps],
+            "lower_bound_ns": self.lower_bound_ps / PS_PER_NS,
+            "store_latency_ns": self.store_latency_ns(),
+            "store_breakdown_ns": breakdown,
+            "stores": len(self.stores),
+            "bytes_delivered": self.bytes_delivered,
+            "messages": self.messages,
+            "events": self.events,
+            "wall_s": self.wall_s,
+        }
+
+
+def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
+    lo = trace.lowered
+    stores = np.nonzero(lo.msg_kind == STORE)[0]
+    res = lo.resources
+    issue, done = trace.msg_issue[stores], trace.msg_done[stores]
+    inject = issue + l1_ps
+    table = (
+        pd.DataFrame(
+            {
+                "message": stores,
+                "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
+                "dst_gpu": lo.msg_dst_gpu[stores],
+                "port": res.index[_first_of_kind(lo, stores, 1)],
+                "stack": res.index[_first_of_kind(lo, stores, 3)],
+                "issue_ps": issue,
+                "done_ps": done,
+                "latency_ps": done - inject,
+                "l1": np.full(len(stores), l1_ps),
+                "src_noc": trace.msg_port_in[stores] - inject,
+                "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
+                "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
+                "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
+                "memory": done - trace.msg_stack_in[stores],
+            }
+        )
+        if len(stores)
+        else pd.DataFrame(columns=["latency_ps"])
+    )
+    completion = int(trace.step_end.max()) if len(trace.step_end) else 0
+    flags = lo.msg_kind == FLAG
+    if flags.any():
+        completion = max(completion, int(trace.msg_done[flags].max()))
+    used = np.nonzero(trace.res_flits)[0]
+    span = max(completion, 1)
+    resources = pd.DataFrame(
+        {
+            "kind": [RESOURCE_NAMES[k] for k in res.kind[used]],
+            "gpu": res.gpu[used],
+            "index": res.index[used],
+            "flits": trace.res_flits[used],
+            "busy_ps": trace.res_busy[used],
+            "utilisation": trace.res_busy[used] / span,
+            "max_wait_ps": trace.res_wait_max[used],
+            "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
+        }
+    )
+    gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
+    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb], trace.step_end)
+    return SimResult(
+        completion_ps=completion,
+        gpu_completion_ps=gpu_done,
+        stores=table,
+        resources=resources,
+        messages=lo.messages,
+        events=trace.events,
+        wall_s=trace.wall_s,
+        bytes_delivered=int(len(stores)) * lo.line_bytes,
+        lower_bound_ps=lower_bound_ps,
+    )
+
+
+def _first_of_kind(lowered, messages: np.ndarray, kind: int) -> np.ndarray:
+    """For each message, the first resource of ``kind`` on its route."""
+    out = np.empty(len(messages), dtype=np.int64)
+    kinds = lowered.resources.kind
+    for i, m in enumerate(messages):
+        entries = lowered.route[lowered.route_start[m] : lowered.route_start[m + 1]]
+        entries = entries[entries >= 0]
+        out[i] = entries[np.argmax(kinds[entries] == kind)]
+    return out
+
+
+__all__ = ["KIND_NAMES", "SimResult", "build_result"]

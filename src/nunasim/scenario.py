@@ -1,0 +1,45 @@
+"""A scenario: hardware, plan, configuration, size and seed; ``run()`` gives a SimResult.
+
+This is the one place where a concrete placement policy meets the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nunasim.collectives.plan import Plan
+from nunasim.engine.analytic import lower_bound_ps
+from nunasim.engine.lower import lower
+from nunasim.engine.packet.engine import simulate
+from nunasim.engine.result import SimResult, build_result
+from nunasim.errors import ConfigError
+from nunasim.hardware import Pod
+from nunasim.policies.place import place
+from nunasim.policies.placement import Placement
+
+
+@dataclass(frozen=True)
+class Scenario:
+    pod: Pod
+    plan: Plan
+    size: int  # collective size in bytes
+    config: str = "UA"
+    granularity: int | str = "auto"
+    seed: int = 0
+    dtype: str = "bf16"
+    grouping: str = "communication"
+
+    def placement(self) -> Placement:
+        if self.pod.sockets < self.plan.ngpus:
+            raise ConfigError(
+                f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
+            )
+        return place(
+            self.plan, self.size, self.pod, self.config, self.granularity, self.seed, self.grouping
+        )
+
+    def run(self, placement: Placement | None = None) -> SimResult:
+        placement = placement or self.placement()
+        lowered = lower(self.pod, self.plan, placement, self.dtype)
+        trace = simulate(lowered)
+        return build_result(trace, lower_bound_ps(lowered), self.pod.socket.l1_latency_ps)
