@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import FLAG, KIND_NAMES, RESOURCE_NAMES, STORE
+from nunasim.engine.lower import EGRESS, FLAG, KIND_NAMES, RESOURCE_NAMES, STACK, STORE
 from nunasim.engine.packet.engine import Trace
 from nunasim.units import PS_PER_NS
 
@@ -76,8 +76,8 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
                 "message": stores,
                 "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
                 "dst_gpu": lo.msg_dst_gpu[stores],
-                "port": res.index[_first_of_kind(lo, stores, 1)],
-                "stack": res.index[_first_of_kind(lo, stores, 3)],
+                "egress_port": res.index[_first_of_kind(lo, stores, EGRESS)],
+                "dst_stack": res.index[_first_of_kind(lo, stores, STACK)],
                 "issue_ps": issue,
                 "done_ps": done,
                 "latency_ps": done - inject,
@@ -120,7 +120,7 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         messages=lo.messages,
         events=trace.events,
         wall_s=trace.wall_s,
-        bytes_delivered=int(len(stores)) * lo.line_bytes,
+        bytes_delivered=len(stores) * lo.line_bytes,
         lower_bound_ps=lower_bound_ps,
     )
 

@@ -1,0 +1,207 @@
+"""The packet engine against the validation ladder (DESIGN.md section 6, levels 1-4)."""
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nunasim.collectives.builder import PlanBuilder
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.collectives.check import check_plan
+from nunasim.collectives.plan import Buffer, Chunks, Collective
+from nunasim.engine.analytic import critical_path_ps, store_latency_ps
+from nunasim.engine.lower import FLAG, READ, STORE, WRITE, lower
+from nunasim.engine.packet.engine import simulate
+from nunasim.hardware import Pod
+from nunasim.io.msccl import load_msccl_xml
+from nunasim.io.presets import load_preset
+from nunasim.policies.place import place
+from nunasim.scenario import Scenario
+from strategies import sockets
+
+POD = load_preset("nextgen-4die").pod
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "plans")
+
+
+def one_store_plan():
+    """GPU 0 stores one chunk into GPU 1 (an in-place broadcast from GPU 0)."""
+    b = PlanBuilder("one-store", Collective.BROADCAST, 2, input_chunks=0, output_chunks=1,
+                    chunks_per_size=1, inplace=True, root=0)
+    b.threadblock(0, send_peer=1)
+    b.threadblock(1, recv_peer=0)
+    send = b.step(0, 0, "s", reads=[Chunks(Buffer.OUTPUT, 0)])
+    receive = b.step(1, 0, "r")
+    b.transfer(send, 1, Chunks(Buffer.OUTPUT, 0), receive)
+    plan = b.build()
+    check_plan(plan)
+    return plan
+
+
+@settings(max_examples=40, deadline=None)
+@given(sockets(max_width=10, max_height=6), st.integers(0, 10**6), st.floats(1e9, 2e11),
+       st.integers(0, 1000), st.sampled_from(["UA", "UA+NAR", "NAP+NAR"]))
+def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port_bw, seed,
+                                                          config):
+    pod = Pod(socket, 2, plane_ps, port_bw)
+    plan = one_store_plan()
+    granularity = max(socket.valid_granularities)
+    placement = place(plan, socket.line_bytes, pod, config, granularity, seed)
+    lowered = lower(pod, plan, placement)
+    trace = simulate(lowered)
+    stores = np.nonzero(lowered.msg_kind == STORE)[0]
+    assert len(stores) == 1
+    m = stores[0]
+    address = int(lowered.msg_address[m])
+    amap = placement.address_map
+    cu_router = socket.cu_router(int(placement.gpus[0].tb_cu[0]))
+    expected = store_latency_ps(pod, cu_router, amap.port_of(address), amap.stack_of(address))
+    assert trace.msg_done[m] - trace.msg_issue[m] - socket.l1_latency_ps == expected
+    # The read before it: L1, request, the stack, the response.
+    read = np.nonzero(lowered.msg_kind == READ)[0][0]
+    stack = socket.stacks[amap.stack_of(int(lowered.msg_address[read]))]
+    assert trace.msg_done[read] - trace.msg_issue[read] == (
+        socket.l1_latency_ps + 2 * socket.path_latency_ps(cu_router, stack.router)
+        - socket.path_latency_ps(cu_router, stack.router)
+        + socket.path_latency_ps(stack.router, cu_router) + stack.latency_ps
+    )
+    # Nothing contends, so the whole run takes exactly its zero-load critical path.
+    assert int(trace.step_end.max()) == critical_path_ps(lowered)
+
+
+def _run(plan, size, config, pod=POD, granularity="auto"):
+    placement = place(plan, size, pod, config, granularity)
+    lowered = lower(pod, plan, placement)
+    return placement, lowered, simulate(lowered)
+
+
+CONSERVATION = [
+    ("allgather:direct:gpus=4:tbs=6", 100_000),
+    ("reducescatter:direct:gpus=4", 100_000),
+    ("allreduce:direct:gpus=3", 30_000),
+    ("allreduce:onepass:gpus=4:chunks=4", 40_000),
+    ("alltoall:direct:gpus=8", 100_000),
+    ("allreduce:ring:gpus=4:tbs=2:chunks=2", 64_000),
+    ("allgather:ring:gpus=3", 30_000),
+]
+
+
+@pytest.mark.parametrize(("name", "size"), CONSERVATION)
+@pytest.mark.parametrize("config", ["UA", "NAP+NAR"])
+def test_every_byte_arrives_once_at_the_right_place(name, size, config):
+    plan = builtin_plan(name)
+    _assert_conserved(plan, size, config)
+
+
+@pytest.mark.parametrize("fixture", ["custom_allreduce.xml", "a2a2ll.xml", "ag-1k-512k.xml",
+                                     "allreduce.json", "allreduce_packet.json"])
+def test_fixture_plans_conserve_bytes(fixture):
+    path = os.path.join(FIXTURES, fixture)
+    if fixture.endswith(".json"):
+        from nunasim.io.mscclpp import load_mscclpp
+
+        plan = load_mscclpp(path)
+    else:
+        plan = load_msccl_xml(path)
+    _assert_conserved(plan, 64 * 1024, "NAP+NAR")
+
+
+def _assert_conserved(plan, size, config):
+    placement, lowered, trace = _run(plan, size, config)
+    assert (trace.msg_done >= 0).all()  # every message finished
+    assert (trace.step_end >= 0).all()
+    expected = []
+    for transfer in plan.transfers:
+        if transfer.dst is None:
+            continue
+        lines = placement.line_addresses(transfer.dst_gpu, transfer.dst.buffer,
+                                         transfer.dst.index, transfer.dst.count)
+        expected += [(transfer.dst_gpu, int(a)) for a in lines]
+    for sid, step in plan.steps():
+        for chunks in step.writes:
+            lines = placement.line_addresses(sid.gpu, chunks.buffer, chunks.index, chunks.count)
+            expected += [(sid.gpu, int(a)) for a in lines]
+    data = np.isin(lowered.msg_kind, [STORE, WRITE])
+    delivered = sorted(zip(lowered.msg_dst_gpu[data].tolist(),
+                           lowered.msg_address[data].tolist(), strict=True))
+    assert delivered == sorted(expected)
+    # Each delivery was written once, at a stack of its destination GPU.
+    assert (trace.msg_stack_in[data] >= 0).all()
+
+
+BOUND_CASES = [
+    ("allgather:direct:gpus=8", 1_000_000, "UA"),
+    ("allgather:direct:gpus=8:tbs=56", 1_000_000, "NAP+NAR"),
+    ("allreduce:direct:gpus=8", 100_000, "UA+NAR"),
+    ("alltoall:direct:gpus=8", 1_000_000, "NUMA"),
+    ("allreduce:ring:gpus=4", 100_000, "NAP*"),
+    ("reducescatter:direct:gpus=16", 100_000, "NAP"),
+]
+
+
+@pytest.mark.parametrize(("name", "size", "config"), BOUND_CASES)
+def test_completion_never_beats_the_lower_bound(name, size, config):
+    plan = builtin_plan(name)
+    result = Scenario(POD.with_sockets(plan.ngpus), plan, size, config).run()
+    assert result.completion_ps >= result.lower_bound_ps > 0
+    latency = result.stores["latency_ps"]
+    assert (latency > 0).all()
+
+
+def test_repeat_runs_are_bit_identical():
+    plan = builtin_plan("allreduce:direct:gpus=8:tbs=14")
+    first = _run(plan, 1_000_000, "UA")[2]
+    second = _run(plan, 1_000_000, "UA")[2]
+    for name in ("step_begin", "step_end", "msg_issue", "msg_done", "res_busy", "res_wait_max"):
+        assert np.array_equal(getattr(first, name), getattr(second, name)), name
+    assert first.events == second.events
+
+
+def test_uncompiled_engine_gives_the_same_answer():
+    code = (
+        "from nunasim.io.presets import load_preset;"
+        "from nunasim.collectives.builtins import builtin_plan;"
+        "from nunasim.scenario import Scenario;"
+        "r = Scenario(load_preset('nextgen-4die').pod, builtin_plan('allgather:direct:gpus=4'),"
+        " 20000, 'NAP+NAR').run();"
+        "print(r.completion_ps, r.events, int(r.stores['latency_ps'].sum()))"
+    )
+    outputs = []
+    for jit in ("0", "1"):
+        env = {**os.environ, "NUNASIM_NO_JIT": jit}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, check=True)
+        outputs.append(done.stdout.strip())
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("config", ["UA", "NAP+NAR"])
+def test_longer_plane_latency_never_speeds_up(config):
+    plan = builtin_plan("allgather:direct:gpus=4:tbs=6")
+    times = []
+    for plane_ns in (100, 300, 500, 900):
+        pod = replace(POD, plane_latency_ps=plane_ns * 1000)
+        times.append(Scenario(pod, plan, 200_000, config).run().completion_ps)
+    assert times == sorted(times)
+
+
+def test_more_port_bandwidth_never_slows_an_uncontended_store():
+    plan = one_store_plan()
+    times = []
+    for gbps in (10, 25, 50, 100, 400):
+        pod = replace(POD, port_bandwidth=gbps * 1e9, sockets=2)
+        times.append(Scenario(pod, plan, 256, "UA").run().completion_ps)
+    assert times == sorted(times, reverse=True)
+
+
+def test_flags_follow_the_data_they_announce():
+    plan = builtin_plan("allgather:direct:gpus=4")
+    _, lowered, trace = _run(plan, 100_000, "UA")
+    flags = np.nonzero(lowered.msg_kind == FLAG)[0]
+    for f in flags:
+        step = lowered.msg_target[f]
+        assert trace.step_begin[step] >= trace.msg_done[f]
