@@ -30,8 +30,16 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "plans")
 
 def one_store_plan():
     """GPU 0 stores one chunk into GPU 1 (an in-place broadcast from GPU 0)."""
-    b = PlanBuilder("one-store", Collective.BROADCAST, 2, input_chunks=0, output_chunks=1,
-                    chunks_per_size=1, inplace=True, root=0)
+    b = PlanBuilder(
+        "one-store",
+        Collective.BROADCAST,
+        2,
+        input_chunks=0,
+        output_chunks=1,
+        chunks_per_size=1,
+        inplace=True,
+        root=0,
+    )
     b.threadblock(0, send_peer=1)
     b.threadblock(1, recv_peer=0)
     send = b.step(0, 0, "s", reads=[Chunks(Buffer.OUTPUT, 0)])
@@ -43,10 +51,14 @@ def one_store_plan():
 
 
 @settings(max_examples=40, deadline=None)
-@given(sockets(max_width=10, max_height=6), st.integers(0, 10**6), st.floats(1e9, 2e11),
-       st.integers(0, 1000), st.sampled_from(["UA", "UA+NAR", "NAP+NAR"]))
-def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port_bw, seed,
-                                                          config):
+@given(
+    sockets(max_width=10, max_height=6),
+    st.integers(0, 10**6),
+    st.floats(1e9, 2e11),
+    st.integers(0, 1000),
+    st.sampled_from(["UA", "UA+NAR", "NAP+NAR"]),
+)
+def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port_bw, seed, config):
     pod = Pod(socket, 2, plane_ps, port_bw)
     plan = one_store_plan()
     granularity = max(socket.valid_granularities)
@@ -65,9 +77,11 @@ def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port
     read = np.nonzero(lowered.msg_kind == READ)[0][0]
     stack = socket.stacks[amap.stack_of(int(lowered.msg_address[read]))]
     assert trace.msg_done[read] - trace.msg_issue[read] == (
-        socket.l1_latency_ps + 2 * socket.path_latency_ps(cu_router, stack.router)
+        socket.l1_latency_ps
+        + 2 * socket.path_latency_ps(cu_router, stack.router)
         - socket.path_latency_ps(cu_router, stack.router)
-        + socket.path_latency_ps(stack.router, cu_router) + stack.latency_ps
+        + socket.path_latency_ps(stack.router, cu_router)
+        + stack.latency_ps
     )
     # Nothing contends, so the whole run takes exactly its zero-load critical path.
     assert int(trace.step_end.max()) == critical_path_ps(lowered)
@@ -97,8 +111,16 @@ def test_every_byte_arrives_once_at_the_right_place(name, size, config):
     _assert_conserved(plan, size, config)
 
 
-@pytest.mark.parametrize("fixture", ["custom_allreduce.xml", "a2a2ll.xml", "ag-1k-512k.xml",
-                                     "allreduce.json", "allreduce_packet.json"])
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "custom_allreduce.xml",
+        "a2a2ll.xml",
+        "ag-1k-512k.xml",
+        "allreduce.json",
+        "allreduce_packet.json",
+    ],
+)
 def test_fixture_plans_conserve_bytes(fixture):
     path = os.path.join(FIXTURES, fixture)
     if fixture.endswith(".json"):
@@ -118,16 +140,18 @@ def _assert_conserved(plan, size, config):
     for transfer in plan.transfers:
         if transfer.dst is None:
             continue
-        lines = placement.line_addresses(transfer.dst_gpu, transfer.dst.buffer,
-                                         transfer.dst.index, transfer.dst.count)
+        lines = placement.line_addresses(
+            transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index, transfer.dst.count
+        )
         expected += [(transfer.dst_gpu, int(a)) for a in lines]
     for sid, step in plan.steps():
         for chunks in step.writes:
             lines = placement.line_addresses(sid.gpu, chunks.buffer, chunks.index, chunks.count)
             expected += [(sid.gpu, int(a)) for a in lines]
     data = np.isin(lowered.msg_kind, [STORE, WRITE])
-    delivered = sorted(zip(lowered.msg_dst_gpu[data].tolist(),
-                           lowered.msg_address[data].tolist(), strict=True))
+    delivered = sorted(
+        zip(lowered.msg_dst_gpu[data].tolist(), lowered.msg_address[data].tolist(), strict=True)
+    )
     assert delivered == sorted(expected)
     # Each delivery was written once, at a stack of its destination GPU.
     assert (trace.msg_stack_in[data] >= 0).all()
@@ -173,8 +197,9 @@ def test_uncompiled_engine_gives_the_same_answer():
     outputs = []
     for jit in ("0", "1"):
         env = {**os.environ, "NUNASIM_NO_JIT": jit}
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
         outputs.append(done.stdout.strip())
     assert outputs[0] == outputs[1]
 

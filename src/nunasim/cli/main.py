@@ -8,9 +8,11 @@ import click
 
 from nunasim import __version__
 from nunasim.cli.floorplan import floorplan
+from nunasim.cli.headline import headline_command
 from nunasim.cli.place import place_command
 from nunasim.cli.plan import plan
 from nunasim.cli.preset import preset
+from nunasim.cli.simulate import simulate_command
 from nunasim.errors import NunasimError
 
 EXIT_BAD_INPUT = 2
@@ -27,6 +29,8 @@ cli.add_command(preset)
 cli.add_command(floorplan)
 cli.add_command(plan)
 cli.add_command(place_command)
+cli.add_command(simulate_command)
+cli.add_command(headline_command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,8 @@ The model (DESIGN.md section 2, docs/engine.md):
 - A local write or remote store is acknowledged back to its CU after the latency of the
   reverse path (acknowledgements carry no data and do not contend). A step completes when
   all its messages are done and acknowledged; it then sends the flags of its transfers
-  (one-line stores through the same resources) and its successors may start.
+  (one-line stores, through the same resources, to the flag page of the receiving
+  threadblock) and its successors may start.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nunasim.collectives.plan import Buffer, Plan
+from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
 from nunasim.policies.placement import Placement
 from nunasim.units import transfer_ps
@@ -341,10 +342,7 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
             if t.receiver is None:
                 continue
             rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
-            if t.dst is not None:
-                flag_addr = int(placement.line_addresses(t.dst_gpu, t.dst.buffer, t.dst.index)[0])
-            else:  # a bare signal: its flag lives beside the receiver's scratch
-                flag_addr = _signal_address(placement, t.dst_gpu)
+            flag_addr = placement.flag_address(t.receiver.gpu, t.receiver.tb)
             if t.dst_gpu == g:
                 route, _ = b.write_route(g, router, amap.stack_of(flag_addr))
             else:
@@ -385,11 +383,3 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
         route_start=route_start.astype(np.int64),
         route=np.array([e for r in b.routes for e in r], dtype=np.int64),
     )
-
-
-def _signal_address(placement: Placement, gpu: int) -> int:
-    for buffer in (Buffer.SCRATCH, Buffer.OUTPUT, Buffer.INPUT):
-        pages = placement.gpus[gpu].buffers[buffer]
-        if len(pages.region):
-            return placement.line_addresses(gpu, buffer, 0)[0].item()
-    raise ValueError(f"gpu {gpu} has no buffer to hold a flag")

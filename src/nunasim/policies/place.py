@@ -249,6 +249,33 @@ class _Placer:
 
     # --- result -----------------------------------------------------------------------
 
+    def flag_regions(self, gpu: int) -> np.ndarray:
+        """The region of each threadblock's flag page (the flags peers write for it).
+
+        With NAP pages a flag sits on the stack nearest its threadblock's CU (among the
+        stacks backing its domain under NAR); otherwise flag pages go round-robin over the
+        stacks like UA's pages, in threadblock order."""
+        socket, amap = self.socket, self.amap
+        segment = amap.segment(self.granularity if self.nar else None)
+        layout = amap.layout(self.granularity) if self.nar else None
+        stacks = len(socket.stacks)
+        regions = np.empty(len(self.tb_cu[gpu]), dtype=np.int64)
+        for tb, cu in enumerate(self.tb_cu[gpu]):
+            domain = int(self.tb_domain[gpu][tb])
+            if self.config.pages == "NAP":
+                allowed = np.array(layout.stacks[domain]) if layout else np.arange(stacks)
+                hops = self.hops[self.cu_routers[cu], self.stack_routers[allowed]]
+                stack = int(allowed[_order_by(hops)[0]])
+                regions[tb] = amap.region(segment, domain if layout else -1, stack)
+            else:
+                stack = tb % stacks
+                if layout is None:
+                    regions[tb] = amap.region(0, -1, stack)
+                else:
+                    backs = layout.stack_domains[stack]
+                    regions[tb] = amap.region(segment, backs[(tb // stacks) % len(backs)], stack)
+        return regions
+
     def result(self, fallback: bool = True) -> Placement:
         gpus = []
         for g in range(self.plan.ngpus):
@@ -261,7 +288,19 @@ class _Placer:
                     frame[page] = frames[int(region)]
                     frames[int(region)] += 1
                 buffers[buffer] = BufferPages(regions.copy(), frame)
-            gpus.append(GpuPlacement(self.tb_cu[g].copy(), self.tb_domain[g].copy(), buffers))
+            flag_region = self.flag_regions(g)
+            flag_frame = np.empty(len(flag_region), dtype=np.int64)
+            for tb, region in enumerate(flag_region):
+                flag_frame[tb] = frames[int(region)]
+                frames[int(region)] += 1
+            gpus.append(
+                GpuPlacement(
+                    self.tb_cu[g].copy(),
+                    self.tb_domain[g].copy(),
+                    buffers,
+                    BufferPages(flag_region, flag_frame),
+                )
+            )
         return Placement(
             config=self.config,
             granularity=self.granularity,

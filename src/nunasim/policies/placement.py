@@ -1,5 +1,7 @@
 """A placement: every threadblock on a CU and every page of every buffer in a region of the
 address map (which fixes its HBM stack, segment and NAR domain), on every GPU of the pod.
+Each threadblock also has a flag page: the flags peers write to tell it data has landed
+(semaphores live apart from the data, as in MSCCL++).
 
 Buffers are laid out from page-aligned virtual addresses; chunk ``k`` of a buffer covers
 bytes ``[k * chunk_bytes, (k + 1) * chunk_bytes)`` and moves as ``ceil(chunk_bytes / line)``
@@ -31,6 +33,7 @@ class GpuPlacement:
     tb_cu: np.ndarray  # per threadblock: CU
     tb_domain: np.ndarray  # per threadblock: the NAR domain its logical group went to, or -1
     buffers: dict[Buffer, BufferPages]
+    flags: BufferPages  # per threadblock: the page holding the flags peers write for it
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,12 @@ class Placement:
         in_page = (offsets % socket.page_bytes) // socket.line_bytes
         per_page = socket.page_bytes // socket.line_bytes
         return (pages.region[page] << REGION_SHIFT) | (pages.frame[page] * per_page + in_page)
+
+    def flag_address(self, gpu: int, tb: int) -> int:
+        """Line address of the flag that threadblock ``tb`` of ``gpu`` waits on."""
+        pages = self.gpus[gpu].flags
+        per_page = self.socket.page_bytes // self.socket.line_bytes
+        return (int(pages.region[tb]) << REGION_SHIFT) | (int(pages.frame[tb]) * per_page)
 
     def chunk_stacks(self, gpu: int, buffer: Buffer, chunk: int) -> np.ndarray:
         return self.address_map.stacks_of(self.line_addresses(gpu, buffer, chunk))

@@ -1,0 +1,61 @@
+"""``nunasim headline``: the paper's Fig. 10 reproduction, the README's main job."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from nunasim.cli.figures import save_figure
+from nunasim.experiments.headline import run_headline
+from nunasim.io.presets import load_preset
+from nunasim.io.results import write_table
+from nunasim.plotting.latency import draw_latency_histograms
+from nunasim.units import format_size, parse_size
+
+
+@click.command("headline")
+@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
+@click.option("--size", default="1MB", show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder for fig10.png and headline.csv.",
+)
+def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path) -> None:
+    """The 8-GPU 1 MB All-Gather under UA and NAP+NAR: completion times, speedup, and
+    Fig. 10's store-latency histograms."""
+    nbytes = parse_size(size)
+    preset = load_preset(preset_name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=2, desc="simulating", disable=not sys.stderr.isatty(), leave=False)
+
+    def progress(config: str) -> None:
+        bar.set_postfix_str(config)
+        bar.update(0 if bar.n == 0 and config == "UA" else 1)
+
+    outcome = run_headline(preset, plan_name, nbytes, progress=progress)
+    bar.close()
+    figure = draw_latency_histograms(
+        {config: result.stores for config, result in outcome.results.items()},
+        f"One-way remote store latency, {plan_name} at {format_size(nbytes)} ({preset.name})",
+    )
+    save_figure(figure, out_dir / "fig10.png")
+    write_table(outcome.table, out_dir / "headline.csv")
+    rows = outcome.table.set_index("config")
+    lines = [f"{plan_name} at {format_size(nbytes)} on {preset.name}"]
+    for config, row in rows.iterrows():
+        lines.append(
+            f"  {config:<8} completion {row.completion_ns:8.1f} ns   store latency mean "
+            f"{row.store_mean_ns:6.1f} ns (paper {row.paper_mean_ns:.0f}), max "
+            f"{row.store_max_ns:6.1f} ns (paper {row.paper_max_ns:.0f})"
+        )
+    lines.append(f"  speedup of NAP+NAR over UA: {outcome.speedup:.3f}x")
+    lines.append(f"  wrote {out_dir / 'fig10.png'} and {out_dir / 'headline.csv'}")
+    click.echo("\n".join(lines))

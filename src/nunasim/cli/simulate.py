@@ -1,0 +1,136 @@
+"""``nunasim simulate``: one collective, one configuration, the packet engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from nunasim.cli.figures import check_figure_path, save_figure
+from nunasim.cli.place import parse_granularity
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.io.plans import load_plan
+from nunasim.io.presets import load_preset
+from nunasim.io.results import write_table
+from nunasim.plotting.latency import draw_latency_histograms
+from nunasim.policies.place import CONFIGURATIONS
+from nunasim.scenario import Scenario
+from nunasim.units import format_size, parse_size
+
+COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
+
+
+@click.command("simulate")
+@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@click.option(
+    "--collective", type=click.Choice(COLLECTIVES), default="allgather", show_default=True
+)
+@click.option(
+    "--algorithm",
+    default="direct",
+    show_default=True,
+    help="Built-in algorithm (direct, ring, onepass).",
+)
+@click.option("--size", default="1MB", show_default=True, help="Collective size.")
+@click.option("--gpus", type=int, default=8, show_default=True)
+@click.option(
+    "--config",
+    "config_name",
+    default="NAP+NAR",
+    show_default=True,
+    type=click.Choice(list(CONFIGURATIONS)),
+)
+@click.option(
+    "--nar", default="auto", show_default=True, help="NAR domains (a valid granularity) or 'auto'."
+)
+@click.option("--tbs", type=int, default=None, help="Threadblocks per GPU.")
+@click.option(
+    "--plan",
+    "plan_file",
+    default=None,
+    help="An MSCCL XML or MSCCL++ JSON plan instead of a built-in.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--hist",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Histogram of one-way store latency (Fig. 10 style).",
+)
+@click.option(
+    "--stores",
+    "stores_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every store's timeline as a table (.csv or .parquet).",
+)
+@click.option(
+    "--resources",
+    "resources_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every resource's utilisation and queueing (.csv or .parquet).",
+)
+def simulate_command(
+    preset_name: str,
+    collective: str,
+    algorithm: str,
+    size: str,
+    gpus: int,
+    config_name: str,
+    nar: str,
+    tbs: int | None,
+    plan_file: str | None,
+    seed: int,
+    as_json: bool,
+    hist: Path | None,
+    stores_path: Path | None,
+    resources_path: Path | None,
+) -> None:
+    """Simulate a collective at flit granularity and report completion time, store latency
+    and where the time went."""
+    check_figure_path(hist)
+    nbytes = parse_size(size)
+    preset = load_preset(preset_name)
+    if plan_file:
+        plan = load_plan(plan_file)
+    else:
+        plan = builtin_plan(f"{collective}:{algorithm}:gpus={gpus}", tbs=tbs)
+    pod = preset.with_sockets(max(plan.ngpus, preset.pod.sockets)).pod
+    scenario = Scenario(pod, plan, nbytes, config_name, parse_granularity(nar), seed)
+    placement = scenario.placement()
+    result = scenario.run(placement)
+    summary = result.summary()
+    summary.update(
+        {
+            "config": config_name,
+            "granularity": placement.granularity,
+            "plan": plan.name,
+            "size_bytes": nbytes,
+            "preset": preset.name,
+        }
+    )
+    if hist is not None:
+        save_figure(
+            draw_latency_histograms(
+                {config_name: result.stores}, f"{plan.name} at {format_size(nbytes)}"
+            ),
+            hist,
+        )
+    if stores_path is not None:
+        write_table(result.stores, stores_path)
+    if resources_path is not None:
+        write_table(result.resources, resources_path)
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    latency, parts = summary["store_latency_ns"], summary["store_breakdown_ns"]
+    click.echo(
+        f"{plan.name} at {format_size(nbytes)} on {preset.name}, {config_name} "
+        f"({placement.granularity} NAR domains)\n"
+        f"  completion     {summary['completion_ns']:.1f} ns (lower bound "
+        f"{summary['lower_bound_ns']:.1f} ns)\n"
+        f"  store latency  mean {latency['mean']:.1f}, p50 {latency['p50']:.1f}, p99 "
+        f"{latency['p99']:.1f}, max {latency['max']:.1f} ns over {summary['stores']} stores\n"
+        f"  breakdown      " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + " ns\n"
+        f"  engine         {summary['events']} events in {summary['wall_s']:.3f} s"
+    )
