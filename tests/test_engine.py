@@ -83,8 +83,12 @@ def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port
         + socket.path_latency_ps(stack.router, cu_router)
         + stack.latency_ps
     )
-    # Nothing contends, so the whole run takes exactly its zero-load critical path.
-    assert int(trace.step_end.max()) == critical_path_ps(lowered)
+    # When no flit ever waited (a flag can catch up with its own store on a link whose
+    # serialisation is far longer than its hop latency), the run takes exactly its
+    # zero-load critical path; never less.
+    if not trace.res_wait_max.any():
+        assert int(trace.step_end.max()) == critical_path_ps(lowered)
+    assert int(trace.step_end.max()) >= critical_path_ps(lowered)
 
 
 def _run(plan, size, config, pod=POD, granularity="auto"):

@@ -1,0 +1,94 @@
+"""``nunasim simulate`` and ``nunasim headline``."""
+
+import json
+
+import pandas as pd
+
+from nunasim.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simulate_json_has_the_promised_fields(capsys):
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--collective",
+        "allgather",
+        "--size",
+        "100kB",
+        "--gpus",
+        "4",
+        "--config",
+        "UA+NAR",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in ("completion_ns", "store_latency_ns", "bytes_delivered", "events", "wall_s"):
+        assert key in data
+    assert set(data["store_latency_ns"]) >= {"mean", "p50", "p99", "max"}
+    assert data["completion_ns"] >= data["lower_bound_ns"] > 0
+    # 4 GPUs each store 3 chunks of 25 kB: 98 lines of 256 B per chunk.
+    assert data["bytes_delivered"] == 4 * 3 * 98 * 256
+
+
+def test_simulate_writes_histogram_and_tables(tmp_path, capsys):
+    hist, stores, resources = tmp_path / "h.png", tmp_path / "s.parquet", tmp_path / "r.csv"
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--collective",
+        "alltoall",
+        "--gpus",
+        "4",
+        "--size",
+        "64kB",
+        "--config",
+        "NAP+NAR",
+        "--nar",
+        "12",
+        "--hist",
+        str(hist),
+        "--stores",
+        str(stores),
+        "--resources",
+        str(resources),
+    )
+    assert code == 0 and "completion" in out
+    assert hist.read_bytes()[:4] == b"\x89PNG"
+    table = pd.read_parquet(stores)
+    assert (
+        table["latency_ps"] == table[["src_noc", "port", "plane", "dst_noc", "memory"]].sum(axis=1)
+    ).all()
+    assert set(pd.read_csv(resources)["kind"]) >= {"link", "port", "plane", "stack"}
+
+
+def test_simulate_bad_input(tmp_path, capsys):
+    code, _, err = run(capsys, "simulate", "--size", "0B")
+    assert code == 2 and "must be positive" in err
+    code, _, err = run(capsys, "simulate", "--hist", str(tmp_path / "h.txt"))
+    assert code == 2 and ".png" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_headline(tmp_path, capsys):
+    code, out, _ = run(
+        capsys,
+        "headline",
+        "--plan",
+        "allgather:direct:gpus=4",
+        "--size",
+        "100kB",
+        "--out",
+        str(tmp_path),
+    )
+    assert code == 0
+    assert "speedup of NAP+NAR over UA" in out
+    table = pd.read_csv(tmp_path / "headline.csv")
+    assert list(table["config"]) == ["UA", "NAP+NAR"]
+    assert (tmp_path / "fig10.png").stat().st_size > 10_000
