@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from nunasim.errors import ConfigError
 from nunasim.io.files import write_atomically
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 

@@ -1,36 +1,44 @@
-"""The ``nunasim`` command group; each subcommand lives in a module of its own."""
+"""The ``nunasim`` command group. Each subcommand lives in a module of its own and is
+imported only when it runs, so that a command pays only for the libraries it uses."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from nunasim import __version__
-from nunasim.cli.floorplan import floorplan
-from nunasim.cli.headline import headline_command
-from nunasim.cli.place import place_command
-from nunasim.cli.plan import plan
-from nunasim.cli.preset import preset
-from nunasim.cli.simulate import simulate_command
 from nunasim.errors import NunasimError
 
 EXIT_BAD_INPUT = 2
 
+COMMANDS = {
+    "preset": "nunasim.cli.preset:preset",
+    "floorplan": "nunasim.cli.floorplan:floorplan",
+    "plan": "nunasim.cli.plan:plan",
+    "place": "nunasim.cli.place:place_command",
+    "simulate": "nunasim.cli.simulate:simulate_command",
+    "headline": "nunasim.cli.headline:headline_command",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[name].split(":")
+        return getattr(importlib.import_module(module), attribute)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nunasim")
 def cli() -> None:
     """Simulate collectives on pods of multi-die GPUs and measure non-uniform network
     access (NUNA), with NUNA-aware routing (NAR) and placement (NAP)."""
-
-
-cli.add_command(preset)
-cli.add_command(floorplan)
-cli.add_command(plan)
-cli.add_command(place_command)
-cli.add_command(simulate_command)
-cli.add_command(headline_command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,26 +7,15 @@ from pathlib import Path
 
 import click
 
+from nunasim.cli.options import parse_granularity
 from nunasim.errors import ConfigError
-from nunasim.hardware.tables import floorplan_tables
 from nunasim.io.files import write_atomically
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
-from nunasim.plotting.placement import draw_placement
 from nunasim.policies.place import CONFIGURATIONS, place
 from nunasim.policies.stats import placement_stats
-from nunasim.policies.tables import page_table, threadblock_table
 from nunasim.units import format_size, parse_size
-
-
-def parse_granularity(text: str) -> int | str:
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"--nar takes a number of domains or 'auto', not {text!r}") from None
 
 
 @click.command("place")
@@ -94,6 +83,11 @@ def place_command(
     if output is not None:
         write_placement(output, placement, plan.name, preset.name)
     if png is not None:
+        # Drawing needs matplotlib, which is slow to import: only when asked for.
+        from nunasim.hardware.tables import floorplan_tables
+        from nunasim.plotting.placement import draw_placement
+        from nunasim.policies.tables import page_table, threadblock_table
+
         socket = pod.socket
         domains = placement.granularity if placement.granularity > 1 else 0
         figure = draw_placement(

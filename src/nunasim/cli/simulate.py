@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from nunasim.cli.figures import check_figure_path, save_figure
-from nunasim.cli.place import parse_granularity
+from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
+from nunasim.cli.options import parse_granularity
 from nunasim.collectives.builtins import builtin_plan
+from nunasim.errors import ConfigError
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
-from nunasim.plotting.latency import draw_latency_histograms
 from nunasim.policies.place import CONFIGURATIONS
 from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
@@ -88,7 +88,8 @@ def simulate_command(
 ) -> None:
     """Simulate a collective at flit granularity and report completion time, store latency
     and where the time went."""
-    check_figure_path(hist)
+    if hist is not None and hist.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(hist))
     nbytes = parse_size(size)
     preset = load_preset(preset_name)
     if plan_file:
@@ -110,6 +111,8 @@ def simulate_command(
         }
     )
     if hist is not None:
+        from nunasim.plotting.latency import draw_latency_histograms  # matplotlib is slow to load
+
         save_figure(
             draw_latency_histograms(
                 {config_name: result.stores}, f"{plan.name} at {format_size(nbytes)}"

@@ -34,12 +34,11 @@ def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
     """Zero-load time of every message's route, from issue to its end."""
-    route = lowered.route
-    per_entry = np.where(route < 0, -route - 1, lowered.resources.lat[np.maximum(route, 0)])
-    totals = np.add.reduceat(per_entry, lowered.route_start[:-1]) if len(route) else per_entry
-    empty = lowered.route_start[1:] == lowered.route_start[:-1]
-    totals = np.where(empty, 0, totals) if len(totals) else totals
-    return totals.astype(np.int64)
+    per_entry = lowered.resources.lat[lowered.route] + lowered.route_post_ps
+    totals = np.zeros(lowered.messages, dtype=np.int64)
+    owner = np.repeat(np.arange(lowered.messages), np.diff(lowered.route_start))
+    np.add.at(totals, owner, per_entry)
+    return totals + lowered.msg_pre_ps
 
 
 def critical_path_ps(lowered: Lowered) -> int:
@@ -75,7 +74,6 @@ def critical_path_ps(lowered: Lowered) -> int:
 
 def lower_bound_ps(lowered: Lowered) -> int:
     lo = lowered
-    entries = lo.route[lo.route >= 0]
-    flits = np.bincount(entries, minlength=len(lo.resources.occ))
+    flits = np.bincount(lo.route, minlength=len(lo.resources.occ))
     resource = int((flits * lo.resources.occ).max()) if len(flits) else 0
     return max(critical_path_ps(lo), resource)

@@ -10,9 +10,9 @@ The model (DESIGN.md section 2, docs/engine.md):
   write: NoC to the stack and the stack's access; a remote store: NoC to the egress port,
   the port, the plane, the plane's output to the destination port, the destination NoC,
   the stack).
-- Every message travels a *route*: resource ids (a FIFO server with an occupancy and a
-  latency) and pure delays (encoded as ``-(delay_ps) - 1``). Every message first waits the
-  CU's L1 latency. A CU issues as many requests as its outstanding-request window allows;
+- Every message travels a *route*: resources (each a FIFO server with an occupancy and a
+  latency) with pure delays before the first and after any of them. Every message first
+  waits the CU's L1 latency. A CU issues as many requests as its outstanding-request window allows;
   data enters the NoC through its router's injection port and read data leaves it through
   the router's ejection port, each one flit per link serialisation time, shared by the
   router's CUs (requests for reads carry no data: they take the path's latency only).
@@ -26,6 +26,7 @@ The model (DESIGN.md section 2, docs/engine.md):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -44,9 +45,12 @@ RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")
 DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
 
 
-def delay(ps: int) -> int:
-    """A route entry that waits ``ps`` picoseconds on no resource."""
-    return -int(ps) - 1
+@dataclass(frozen=True)
+class Route:
+    pre: int  # pure delay before the first resource
+    resources: list[int]
+    post: list[int]  # pure delay after each resource
+    ack: int  # acknowledgement delay back to the CU
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,8 +88,12 @@ class Lowered:
     msg_ack_ps: np.ndarray
     msg_dst_gpu: np.ndarray
     msg_address: np.ndarray  # line address of the data's destination (or source for reads)
-    route_start: np.ndarray
-    route: np.ndarray
+    msg_port: np.ndarray  # port the message crosses sockets by, or -1
+    msg_stack: np.ndarray  # stack it reads or writes
+    msg_pre_ps: np.ndarray  # pure delay before the first resource (L1, a request's path)
+    route_start: np.ndarray  # CSR over messages
+    route: np.ndarray  # resource ids
+    route_post_ps: np.ndarray  # pure delay after each resource (the plane's latency)
 
     @property
     def messages(self) -> int:
@@ -149,21 +157,23 @@ class _Builder:
         self.resources = Resources(occ, lat, kind, gpu, index)
         self.port_router = [p.router for p in socket.ports]
         self.stack_router = [s.router for s in socket.stacks]
-        self._paths: dict[tuple[int, int], list[int]] = {}
+        self._paths: dict[tuple[int, int, int], list[int]] = {}
         self._latency: dict[tuple[int, int], int] = {}
-        self.routes: list[list[int]] = []
+        self._routes: dict[str, dict[tuple[int, ...], Route]] = {}
 
     def path(self, gpu: int, a: int, b: int) -> list[int]:
-        key = (a, b)
+        """Link ids (on ``gpu``) of the route from router ``a`` to router ``b``."""
+        key = (gpu, a, b)
         if key not in self._paths:
-            self._paths[key] = self.socket.path(a, b)
-            self._latency[key] = self.socket.path_latency_ps(a, b)
-        base = gpu * self.slots
-        return [base + link for link in self._paths[key]]
+            base = gpu * self.slots
+            self._paths[key] = [base + link for link in self.socket.path(a, b)]
+        return self._paths[key]
 
     def latency(self, a: int, b: int) -> int:
-        self.path(0, a, b)
-        return self._latency[(a, b)]
+        key = (a, b)
+        if key not in self._latency:
+            self._latency[key] = self.socket.path_latency_ps(a, b)
+        return self._latency[key]
 
     def stack_res(self, gpu: int, stack: int) -> int:
         return self.stack0 + gpu * self.stacks + stack
@@ -174,59 +184,70 @@ class _Builder:
     def eject(self, gpu: int, router: int) -> int:
         return self.eject0 + gpu * self.routers + router
 
-    # --- routes (each starts with the CU's L1 latency) -----------------------------------
+    # --- routes -------------------------------------------------------------------------
+    # A route is (pre, resources, post, ack): the pure delay before its first resource
+    # (always the CU's L1 latency, plus a read request's latency), the resources in order,
+    # the pure delay after each (the plane's latency after the egress port), and the
+    # acknowledgement's delay back to the CU. Routes are built once per distinct key.
 
-    def read_route(self, gpu: int, cu_router: int, stack: int) -> tuple[list[int], int]:
+    def route(self, kind: str, *key: int) -> Route:
+        memo = self._routes.setdefault(kind, {})
+        if key not in memo:
+            memo[key] = getattr(self, f"_{kind}_route")(*key)
+        return memo[key]
+
+    def _read_route(self, gpu: int, cu_router: int, stack: int) -> Route:
         sr = self.stack_router[stack]
-        route = [
-            delay(self.socket.l1_latency_ps),
-            delay(self.latency(cu_router, sr)),
+        ids = [
             self.stack_res(gpu, stack),
             *self.path(gpu, sr, cu_router),
+            self.eject(gpu, cu_router),
         ]
-        return route, 0
+        pre = self.socket.l1_latency_ps + self.latency(cu_router, sr)
+        return Route(pre, ids, [0] * len(ids), 0)
 
-    def write_route(self, gpu: int, cu_router: int, stack: int) -> tuple[list[int], int]:
+    def _write_route(self, gpu: int, cu_router: int, stack: int) -> Route:
         sr = self.stack_router[stack]
-        route = [
-            delay(self.socket.l1_latency_ps),
+        ids = [
+            self.inject(gpu, cu_router),
             *self.path(gpu, cu_router, sr),
             self.stack_res(gpu, stack),
         ]
-        return route, self.latency(sr, cu_router)
+        return Route(self.socket.l1_latency_ps, ids, [0] * len(ids), self.latency(sr, cu_router))
 
-    def store_route(
-        self, gpu: int, cu_router: int, dst: int, port: int, stack: int
-    ) -> tuple[list[int], int]:
+    def _store_route(self, gpu: int, cu_router: int, dst: int, port: int, stack: int) -> Route:
         pr, sr = self.port_router[port], self.stack_router[stack]
-        route = [
-            delay(self.socket.l1_latency_ps),
+        first = [
+            self.inject(gpu, cu_router),
             *self.path(gpu, cu_router, pr),
             self.egress0 + gpu * self.ports + port,
-            delay(self.pod.plane_latency_ps),
+        ]
+        second = [
             self.plane0 + dst * self.ports + port,
             *self.path(dst, pr, sr),
             self.stack_res(dst, stack),
         ]
+        post = [0] * (len(first) + len(second))
+        post[len(first) - 1] = self.pod.plane_latency_ps
         ack = self.latency(sr, pr) + self.pod.plane_latency_ps + self.latency(pr, cu_router)
-        return route, ack
+        return Route(self.socket.l1_latency_ps, first + second, post, ack)
 
-    def load_route(
-        self, gpu: int, cu_router: int, src: int, port: int, stack: int
-    ) -> tuple[list[int], int]:
+    def _load_route(self, gpu: int, cu_router: int, src: int, port: int, stack: int) -> Route:
         pr, sr = self.port_router[port], self.stack_router[stack]
         request = self.latency(cu_router, pr) + self.pod.plane_latency_ps + self.latency(pr, sr)
-        route = [
-            delay(self.socket.l1_latency_ps),
-            delay(request),
+        first = [
             self.stack_res(src, stack),
             *self.path(src, sr, pr),
             self.egress0 + src * self.ports + port,
-            delay(self.pod.plane_latency_ps),
+        ]
+        second = [
             self.plane0 + gpu * self.ports + port,
             *self.path(gpu, pr, cu_router),
+            self.eject(gpu, cu_router),
         ]
-        return route, 0
+        post = [0] * (len(first) + len(second))
+        post[len(first) - 1] = self.pod.plane_latency_ps
+        return Route(self.socket.l1_latency_ps + request, first + second, post, 0)
 
 
 def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
@@ -262,14 +283,25 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
     lineop_start = [0]
     lineop_step, lineop_compute, lineop_msgs = [], [], []
     flag_lists: list[list[int]] = [[] for _ in range(nsteps)]
-    kinds, lineop_of, msg_cu, target, acks, dst_gpu, address = [], [], [], [], [], [], []
+    kinds, lineop_of, msg_cu, target, dst_gpu, address = [], [], [], [], [], []
+    routes: list[Route] = []
+    ports_of_msg, stacks_of_msg = [], []
 
     def add(
-        kind: int, route: list[int], ack: int, lo: int, cu: int, gpu: int, addr: int, tgt: int = -1
+        kind: int,
+        route: Route,
+        lo: int,
+        cu: int,
+        gpu: int,
+        addr: int,
+        port: int,
+        stack: int,
+        tgt: int = -1,
     ) -> int:
-        b.routes.append(route)
+        routes.append(route)
         kinds.append(kind)
-        acks.append(ack)
+        ports_of_msg.append(port)
+        stacks_of_msg.append(stack)
         lineop_of.append(lo)
         msg_cu.append(cu)
         target.append(tgt)
@@ -293,18 +325,24 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
         router = socket.cu_router(cu)
 
         count = step.count * lines if step.combines else 0
-        source_addrs = [placement.line_addresses(g, c.buffer, c.index, c.count) for c in step.reads]
-        load_addrs = [
-            (
-                r.gpu,
-                placement.line_addresses(r.gpu, r.chunks.buffer, r.chunks.index, r.chunks.count),
+
+        def located(gpu: int, buffer, index: int, count_: int):
+            addrs = placement.line_addresses(gpu, buffer, index, count_)
+            return (
+                gpu,
+                addrs.tolist(),
+                amap.ports_of(addrs).tolist(),
+                amap.stacks_of(addrs).tolist(),
             )
-            for r in step.loads
+
+        source_addrs = [located(g, c.buffer, c.index, c.count) for c in step.reads]
+        load_addrs = [
+            located(r.gpu, r.chunks.buffer, r.chunks.index, r.chunks.count) for r in step.loads
         ]
-        write_addrs = [placement.line_addresses(g, c.buffer, c.index, c.count) for c in step.writes]
+        write_addrs = [located(g, c.buffer, c.index, c.count) for c in step.writes]
         sends = [plan.transfers[x] for x in step.sends]
         send_addrs = [
-            (t.dst_gpu, placement.line_addresses(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count))
+            located(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count)
             for t in sends
             if t.dst is not None
         ]
@@ -315,27 +353,56 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
             lineop_step.append(s)
             lineop_compute.append(compute)
             first_source = len(kinds)
-            for addrs in source_addrs:
-                a = int(addrs[i])
-                route, ack = b.read_route(g, router, amap.stack_of(a))
-                add(READ, route, ack, lo, gcu, g, a)
-            for owner, addrs in load_addrs:
-                a = int(addrs[i])
-                route, ack = b.load_route(g, router, owner, amap.port_of(a), amap.stack_of(a))
-                add(LOAD, route, ack, lo, gcu, owner, a)
+            for _, addrs, _, stacks in source_addrs:
+                add(
+                    READ, b.route("read", g, router, stacks[i]), lo, gcu, g, addrs[i], -1, stacks[i]
+                )
+            for owner, addrs, ports, stacks in load_addrs:
+                add(
+                    LOAD,
+                    b.route("load", g, router, owner, ports[i], stacks[i]),
+                    lo,
+                    gcu,
+                    owner,
+                    addrs[i],
+                    ports[i],
+                    stacks[i],
+                )
             first_sink = len(kinds)
-            for addrs in write_addrs:
-                a = int(addrs[i])
-                route, ack = b.write_route(g, router, amap.stack_of(a))
-                add(WRITE, route, ack, lo, gcu, g, a)
-            for dst, addrs in send_addrs:
-                a = int(addrs[i])
+            for _, addrs, _, stacks in write_addrs:
+                add(
+                    WRITE,
+                    b.route("write", g, router, stacks[i]),
+                    lo,
+                    gcu,
+                    g,
+                    addrs[i],
+                    -1,
+                    stacks[i],
+                )
+            for dst, addrs, ports, stacks in send_addrs:
                 if dst == g:
-                    route, ack = b.write_route(g, router, amap.stack_of(a))
-                    add(WRITE, route, ack, lo, gcu, g, a)
+                    add(
+                        WRITE,
+                        b.route("write", g, router, stacks[i]),
+                        lo,
+                        gcu,
+                        g,
+                        addrs[i],
+                        -1,
+                        stacks[i],
+                    )
                 else:
-                    route, ack = b.store_route(g, router, dst, amap.port_of(a), amap.stack_of(a))
-                    add(STORE, route, ack, lo, gcu, dst, a)
+                    add(
+                        STORE,
+                        b.route("store", g, router, dst, ports[i], stacks[i]),
+                        lo,
+                        gcu,
+                        dst,
+                        addrs[i],
+                        ports[i],
+                        stacks[i],
+                    )
             lineop_msgs.append((first_source, first_sink, len(kinds)))
         lineop_start.append(len(lineop_step))
         for t in sends:
@@ -343,18 +410,18 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
                 continue
             rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
             flag_addr = placement.flag_address(t.receiver.gpu, t.receiver.tb)
+            port, stack = amap.port_of(flag_addr), amap.stack_of(flag_addr)
             if t.dst_gpu == g:
-                route, _ = b.write_route(g, router, amap.stack_of(flag_addr))
+                route = b.route("write", g, router, stack)
+                port = -1
             else:
-                route, _ = b.store_route(
-                    g, router, t.dst_gpu, amap.port_of(flag_addr), amap.stack_of(flag_addr)
-                )
-            m = add(FLAG, route, 0, -1, gcu, t.dst_gpu, flag_addr, rx)
+                route = b.route("store", g, router, t.dst_gpu, port, stack)
+            m = add(FLAG, route, -1, gcu, t.dst_gpu, flag_addr, port, stack, rx)
             flag_lists[s].append(m)
 
     succ_start = np.cumsum([0, *(len(x) for x in succ)])
     flag_start = np.cumsum([0, *(len(x) for x in flag_lists)])
-    route_start = np.cumsum([0, *(len(r) for r in b.routes)])
+    route_start = np.cumsum([0, *(len(r.resources) for r in routes)])
     return Lowered(
         ngpus=plan.ngpus,
         cus_per_gpu=socket.cus,
@@ -377,9 +444,16 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
         msg_lineop=np.array(lineop_of, dtype=np.int64),
         msg_cu=np.array(msg_cu, dtype=np.int64),
         msg_target=np.array(target, dtype=np.int64),
-        msg_ack_ps=np.array(acks, dtype=np.int64),
+        msg_ack_ps=np.array(
+            [r.ack if k in (WRITE, STORE) else 0 for r, k in zip(routes, kinds, strict=True)],
+            dtype=np.int64,
+        ),
         msg_dst_gpu=np.array(dst_gpu, dtype=np.int64),
         msg_address=np.array(address, dtype=np.int64),
+        msg_port=np.array(ports_of_msg, dtype=np.int64),
+        msg_stack=np.array(stacks_of_msg, dtype=np.int64),
+        msg_pre_ps=np.array([r.pre for r in routes], dtype=np.int64),
         route_start=route_start.astype(np.int64),
-        route=np.array([e for r in b.routes for e in r], dtype=np.int64),
+        route=np.fromiter(chain.from_iterable(r.resources for r in routes), dtype=np.int64),
+        route_post_ps=np.fromiter(chain.from_iterable(r.post for r in routes), dtype=np.int64),
     )

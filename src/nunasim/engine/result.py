@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import EGRESS, FLAG, KIND_NAMES, RESOURCE_NAMES, STACK, STORE
+from nunasim.engine.lower import FLAG, KIND_NAMES, RESOURCE_NAMES, STORE
 from nunasim.engine.packet.engine import Trace
 from nunasim.units import PS_PER_NS
 
@@ -76,8 +76,8 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
                 "message": stores,
                 "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
                 "dst_gpu": lo.msg_dst_gpu[stores],
-                "egress_port": res.index[_first_of_kind(lo, stores, EGRESS)],
-                "dst_stack": res.index[_first_of_kind(lo, stores, STACK)],
+                "egress_port": lo.msg_port[stores],
+                "dst_stack": lo.msg_stack[stores],
                 "issue_ps": issue,
                 "done_ps": done,
                 "latency_ps": done - inject,
@@ -123,17 +123,6 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         bytes_delivered=len(stores) * lo.line_bytes,
         lower_bound_ps=lower_bound_ps,
     )
-
-
-def _first_of_kind(lowered, messages: np.ndarray, kind: int) -> np.ndarray:
-    """For each message, the first resource of ``kind`` on its route."""
-    out = np.empty(len(messages), dtype=np.int64)
-    kinds = lowered.resources.kind
-    for i, m in enumerate(messages):
-        entries = lowered.route[lowered.route_start[m] : lowered.route_start[m + 1]]
-        entries = entries[entries >= 0]
-        out[i] = entries[np.argmax(kinds[entries] == kind)]
-    return out
 
 
 __all__ = ["KIND_NAMES", "SimResult", "build_result"]

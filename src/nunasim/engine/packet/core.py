@@ -3,8 +3,9 @@
 Events are kept in a binary heap ordered by (time, sequence number): ties are broken by
 the order in which events were scheduled, so a run is exactly repeatable. Every resource
 is a FIFO server: a flit arriving at time t starts at max(t, free), holds the resource for
-its occupancy and moves on after its latency. Since events are handled in time order, a
-resource serves flits in order of arrival.
+its occupancy and moves on after its latency (plus any pure delay that follows it on the
+route, such as the plane's). Since events are handled in time order, a resource serves
+flits in order of arrival.
 
 Written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
 """
@@ -15,6 +16,7 @@ import numpy as np
 
 from nunasim.engine.jit import jit
 
+# event kinds, packed with their argument as arg * 4 + kind
 EV_ROUTE = 0
 EV_ACK = 1
 EV_COMPUTE = 2
@@ -25,54 +27,58 @@ READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 
 
-@jit
-def _push(ht, hs, hk, ha, n, t, seq, kind, arg):
+@jit(inline=True)
+def _push(heap, n, t, seq, payload):
+    """Insert at the end and move the hole up to its place (a 4-ary heap of rows
+    (time, sequence, payload), one cache line per row)."""
     i = n
-    ht[i] = t
-    hs[i] = seq
-    hk[i] = kind
-    ha[i] = arg
     while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] < ht[i] or (ht[p] == ht[i] and hs[p] < hs[i]):
+        p = (i - 1) >> 2
+        if heap[p, 0] < t or (heap[p, 0] == t and heap[p, 1] < seq):
             break
-        ht[i], ht[p] = ht[p], ht[i]
-        hs[i], hs[p] = hs[p], hs[i]
-        hk[i], hk[p] = hk[p], hk[i]
-        ha[i], ha[p] = ha[p], ha[i]
+        heap[i, 0] = heap[p, 0]
+        heap[i, 1] = heap[p, 1]
+        heap[i, 2] = heap[p, 2]
         i = p
+    heap[i, 0] = t
+    heap[i, 1] = seq
+    heap[i, 2] = payload
     return n + 1
 
 
-@jit
-def _pop(ht, hs, hk, ha, n):
-    t, kind, arg = ht[0], hk[0], ha[0]
+@jit(inline=True)
+def _pop(heap, n):
+    """Remove the root; move the last row down from the root's hole."""
+    t, payload = heap[0, 0], heap[0, 2]
     n -= 1
-    ht[0], hs[0], hk[0], ha[0] = ht[n], hs[n], hk[n], ha[n]
+    lt, ls, lp = heap[n, 0], heap[n, 1], heap[n, 2]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= n:
+        first = 4 * i + 1
+        if first >= n:
             break
-        child = left
-        right = left + 1
-        if right < n and (ht[right] < ht[left] or (ht[right] == ht[left] and hs[right] < hs[left])):
-            child = right
-        if ht[i] < ht[child] or (ht[i] == ht[child] and hs[i] < hs[child]):
+        best = first
+        bt, bs = heap[first, 0], heap[first, 1]
+        last = min(first + 4, n)
+        for c in range(first + 1, last):
+            ct = heap[c, 0]
+            if ct < bt or (ct == bt and heap[c, 1] < bs):
+                best, bt, bs = c, ct, heap[c, 1]
+        if lt < bt or (lt == bt and ls < bs):
             break
-        ht[i], ht[child] = ht[child], ht[i]
-        hs[i], hs[child] = hs[child], hs[i]
-        hk[i], hk[child] = hk[child], hk[i]
-        ha[i], ha[child] = ha[child], ha[i]
-        i = child
-    return t, kind, arg, n
+        heap[i, 0] = bt
+        heap[i, 1] = bs
+        heap[i, 2] = heap[best, 2]
+        i = best
+    heap[i, 0] = lt
+    heap[i, 1] = ls
+    heap[i, 2] = lp
+    return t, payload, n
 
 
 @jit
 def run(
-    occ,
-    lat,
-    rkind,
+    res,
     tb_cu,
     step_tb,
     step_wait0,
@@ -89,6 +95,7 @@ def run(
     msg_cu,
     msg_target,
     msg_ack,
+    msg_pre,
     route_start,
     route,
     ncus,
@@ -102,16 +109,16 @@ def run(
     msg_dst_in,
     msg_stack_in,
     msg_done,
-    res_busy,
-    res_wait_max,
-    res_flits,
 ):
-    """Run to completion; returns the number of events handled."""
-    nres = occ.shape[0]
+    """Run to completion; returns the number of events handled.
+
+    ``res`` has a row per resource: free-at, occupancy, latency, kind, busy time, flits,
+    longest wait (the last three filled in). ``route`` has a row per route entry: resource,
+    pure delay after it. Rows keep what one event touches in one cache line.
+    """
     nsteps = step_tb.shape[0]
     nlo = lineop_compute.shape[0]
     nmsg = msg_kind.shape[0]
-    free = np.zeros(nres, dtype=np.int64)
     wait = step_wait0.copy()
     lo_sources = np.empty(nlo, dtype=np.int64)
     lo_sinks = np.empty(nlo, dtype=np.int64)
@@ -126,17 +133,14 @@ def run(
     qhead = np.full(ncus, -1, dtype=np.int64)
     qtail = np.full(ncus, -1, dtype=np.int64)
     qnext = np.full(nmsg, -1, dtype=np.int64)
-    pos = np.zeros(nmsg, dtype=np.int64)
+    pos = route_start[:-1].copy()
     cap = nmsg + nlo + 2
-    ht = np.empty(cap, dtype=np.int64)
-    hs = np.empty(cap, dtype=np.int64)
-    hk = np.empty(cap, dtype=np.int64)
-    ha = np.empty(cap, dtype=np.int64)
+    heap = np.empty((cap, 3), dtype=np.int64)
     n = 0
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
     nready = 0
-    touched = np.empty(ncus, dtype=np.int64)  # CUs whose queues grew at this instant
+    touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
     is_touched = np.zeros(ncus, dtype=np.bool_)
     events = 0
@@ -147,7 +151,7 @@ def run(
             nready += 1
     t = 0
     while True:
-        # Start every ready step at time t; completing an empty step may ready others.
+        # Start every ready step at time t; an empty step completes at once.
         while nready > 0:
             nready -= 1
             s = ready[nready]
@@ -155,9 +159,9 @@ def run(
             if step_left[s] == 0:
                 step_end[s] = t
                 for k in range(flag_start[s], flag_start[s + 1]):
-                    m = flag_msg[k]
-                    msg_issue[m] = t
-                    n = _push(ht, hs, hk, ha, n, t, seq, EV_ROUTE, m)
+                    f = flag_msg[k]
+                    msg_issue[f] = t
+                    n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
                     seq += 1
                 for k in range(succ_start[s], succ_start[s + 1]):
                     w = succ[k]
@@ -178,7 +182,7 @@ def run(
                 is_touched[cu] = True
                 touched[ntouched] = cu
                 ntouched += 1
-        # Issue from every CU whose queue grew or whose window opened.
+        # Issue from every touched CU as far as its window allows.
         for i in range(ntouched):
             cu = touched[i]
             is_touched[cu] = False
@@ -189,39 +193,40 @@ def run(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(ht, hs, hk, ha, n, t, seq, EV_ROUTE, m)
+                n = _push(heap, n, t + msg_pre[m], seq, m * 4 + EV_ROUTE)
                 seq += 1
         ntouched = 0
         if n == 0:
             break
-        t, kind, arg, n = _pop(ht, hs, hk, ha, n)
+        t, payload, n = _pop(heap, n)
         events += 1
+        kind = payload & 3
+        arg = payload >> 2
 
         if kind == EV_ROUTE:
             m = arg
-            p = route_start[m] + pos[m]
+            p = pos[m]
             if p < route_start[m + 1]:
-                e = route[p]
-                pos[m] += 1
-                if e < 0:
-                    n = _push(ht, hs, hk, ha, n, t - e - 1, seq, EV_ROUTE, m)
-                    seq += 1
-                    continue
-                start = max(t, free[e])
-                free[e] = start + occ[e]
-                res_busy[e] += occ[e]
-                res_flits[e] += 1
-                if start - t > res_wait_max[e]:
-                    res_wait_max[e] = start - t
-                k = rkind[e]
-                if k == EGRESS and msg_port_in[m] < 0:
+                e = route[p, 0]
+                pos[m] = p + 1
+                start = res[e, 0]
+                if start < t:
+                    start = t
+                elif start - t > res[e, 6]:
+                    res[e, 6] = start - t
+                res[e, 0] = start + res[e, 1]
+                res[e, 4] += res[e, 1]
+                res[e, 5] += 1
+                k = res[e, 3]
+                leave = start + res[e, 2]
+                if k == EGRESS:
                     msg_port_in[m] = t
-                    msg_port_out[m] = start + lat[e]
-                elif k == PLANE_OUT and msg_dst_in[m] < 0:
-                    msg_dst_in[m] = start + lat[e]
+                    msg_port_out[m] = leave
+                elif k == PLANE_OUT:
+                    msg_dst_in[m] = leave
                 elif k == STACK:
                     msg_stack_in[m] = t
-                n = _push(ht, hs, hk, ha, n, start + lat[e], seq, EV_ROUTE, m)
+                n = _push(heap, n, leave + route[p, 1], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
@@ -234,7 +239,7 @@ def run(
                     ready[nready] = w
                     nready += 1
                 continue
-            if mk <= LOAD:  # READ or LOAD: data is back at the CU
+            if mk <= LOAD:  # READ or LOAD: the data is back at the CU
                 cu = msg_cu[m]
                 inflight[cu] -= 1
                 if not is_touched[cu]:
@@ -247,7 +252,7 @@ def run(
                     if lineop_compute[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute[lo]
-                        n = _push(ht, hs, hk, ha, n, compute_free[cu], seq, EV_COMPUTE, lo)
+                        n = _push(heap, n, compute_free[cu], seq, lo * 4 + EV_COMPUTE)
                         seq += 1
                     else:
                         for k2 in range(lineop_msgs[lo, 1], lineop_msgs[lo, 2]):
@@ -257,8 +262,8 @@ def run(
                                 qnext[qtail[cu]] = k2
                             qtail[cu] = k2
                 continue
-            # A write or store: acknowledged after the reverse path's latency.
-            n = _push(ht, hs, hk, ha, n, t + msg_ack[m], seq, EV_ACK, m)
+            # A write or a store: acknowledged after the reverse path's latency.
+            n = _push(heap, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
             seq += 1
         elif kind == EV_COMPUTE:
             lo = arg
@@ -291,7 +296,7 @@ def run(
                     for k in range(flag_start[s], flag_start[s + 1]):
                         f = flag_msg[k]
                         msg_issue[f] = t
-                        n = _push(ht, hs, hk, ha, n, t, seq, EV_ROUTE, f)
+                        n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
                         seq += 1
                     for k in range(succ_start[s], succ_start[s + 1]):
                         w = succ[k]

@@ -47,15 +47,14 @@ def simulate(lowered: Lowered) -> Trace:
         "msg_dst_in": filled(msgs),
         "msg_stack_in": filled(msgs),
         "msg_done": filled(msgs),
-        "res_busy": np.zeros(res, dtype=np.int64),
-        "res_wait_max": np.zeros(res, dtype=np.int64),
-        "res_flits": np.zeros(res, dtype=np.int64),
     }
+    rows = np.zeros((res, 7), dtype=np.int64)
+    rows[:, 1] = lo.resources.occ
+    rows[:, 2] = lo.resources.lat
+    rows[:, 3] = lo.resources.kind
     started = time.perf_counter()
     events = run(
-        lo.resources.occ,
-        lo.resources.lat,
-        lo.resources.kind.astype(np.int64),
+        rows,
         lo.tb_cu,
         lo.step_tb,
         lo.step_wait,
@@ -72,8 +71,9 @@ def simulate(lowered: Lowered) -> Trace:
         lo.msg_cu,
         lo.msg_target,
         lo.msg_ack_ps,
+        lo.msg_pre_ps,
         lo.route_start,
-        lo.route,
+        np.stack([lo.route, lo.route_post_ps], axis=1),
         lo.ngpus * lo.cus_per_gpu,
         lo.window,
         out["step_begin"],
@@ -84,9 +84,6 @@ def simulate(lowered: Lowered) -> Trace:
         out["msg_dst_in"],
         out["msg_stack_in"],
         out["msg_done"],
-        out["res_busy"],
-        out["res_wait_max"],
-        out["res_flits"],
     )
     wall = time.perf_counter() - started
     unfinished = np.nonzero(out["step_end"] < 0)[0]
@@ -95,4 +92,12 @@ def simulate(lowered: Lowered) -> Trace:
             f"the simulation stopped with {len(unfinished)} steps unfinished (first: step "
             f"{unfinished[0]}); the plan deadlocks in this model"
         )
-    return Trace(lowered=lowered, events=int(events), wall_s=wall, **out)
+    return Trace(
+        lowered=lowered,
+        events=int(events),
+        wall_s=wall,
+        res_busy=rows[:, 4].copy(),
+        res_flits=rows[:, 5].copy(),
+        res_wait_max=rows[:, 6].copy(),
+        **out,
+    )
