@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
-from nunasim.experiments.headline import run_headline
+from nunasim.experiments.headline import TBS_PER_PEER, run_headline
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.plotting.latency import draw_latency_histograms
@@ -34,11 +34,12 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     nbytes = parse_size(size)
     preset = load_preset(preset_name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=2, desc="simulating", disable=not sys.stderr.isatty(), leave=False)
+    runs = 2 if "tbs=" in plan_name else 2 * len(TBS_PER_PEER)
+    bar = tqdm(total=runs, desc="simulating", disable=not sys.stderr.isatty(), leave=False)
 
-    def progress(config: str) -> None:
-        bar.set_postfix_str(config)
-        bar.update(0 if bar.n == 0 and config == "UA" else 1)
+    def progress(what: str) -> None:
+        bar.set_postfix_str(what)
+        bar.update(1)
 
     outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     bar.close()
@@ -52,7 +53,8 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     lines = [f"{plan_name} at {format_size(nbytes)} on {preset.name}"]
     for config, row in rows.iterrows():
         lines.append(
-            f"  {config:<8} completion {row.completion_ns:8.1f} ns   store latency mean "
+            f"  {config:<8} completion {row.completion_ns:8.1f} ns ({int(row.threadblocks)} "
+            f"threadblocks per GPU)   store latency mean "
             f"{row.store_mean_ns:6.1f} ns (paper {row.paper_mean_ns:.0f}), max "
             f"{row.store_max_ns:6.1f} ns (paper {row.paper_max_ns:.0f})"
         )
