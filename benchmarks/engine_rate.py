@@ -47,8 +47,11 @@ def measure(config: str, repeat: int) -> dict[str, float]:
 
 def headline_wall() -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "nunasim", "simulate", "--config", "UA", "--json"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "nunasim", "simulate", "--config", "UA", "--json"],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - started
 
 
@@ -58,12 +61,16 @@ def main() -> None:
     args = parser.parse_args()
     for config in ("UA", "NAP+NAR"):
         m = measure(config, args.repeat)
-        print(f"8-GPU 1 MB All-Gather, {config}: {m['events']} events, {m['flit_hops']} "
-              f"flit-hops in {m['engine_s']:.3f} s: {m['events_per_s'] / 1e6:.2f} M events/s, "
-              f"{m['flit_hops_per_s'] / 1e6:.2f} M flit-hops/s (lowering {m['lower_s']:.2f} s)")
+        print(
+            f"8-GPU 1 MB All-Gather, {config}: {m['events']} events, {m['flit_hops']} "
+            f"flit-hops in {m['engine_s']:.3f} s: {m['events_per_s'] / 1e6:.2f} M events/s, "
+            f"{m['flit_hops_per_s'] / 1e6:.2f} M flit-hops/s (lowering {m['lower_s']:.2f} s)"
+        )
     walls = [headline_wall() for _ in range(3)]
-    print(f"`nunasim simulate --config UA` (8-GPU 1 MB All-Gather), fresh process: "
-          f"{np.median(walls):.2f} s wall (median of 3)")
+    print(
+        f"`nunasim simulate --config UA` (8-GPU 1 MB All-Gather), fresh process: "
+        f"{np.median(walls):.2f} s wall (median of 3)"
+    )
 
 
 if __name__ == "__main__":

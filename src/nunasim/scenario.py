@@ -14,8 +14,9 @@ from nunasim.engine.packet.engine import simulate
 from nunasim.engine.result import SimResult, build_result
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
+from nunasim.policies.background import place_gemm
 from nunasim.policies.place import place
-from nunasim.policies.placement import Placement
+from nunasim.policies.placement import GemmTile, Placement
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Scenario:
     seed: int = 0
     dtype: str = "bf16"
     grouping: str = "communication"
+    gemm_tiles: int = 0  # background GEMM tiles per GPU (paper section 6.6)
+    gemm_tile: GemmTile | None = None
 
     def placement(self) -> Placement:
         if self.pod.sockets < self.plan.ngpus:
@@ -40,6 +43,13 @@ class Scenario:
 
     def run(self, placement: Placement | None = None) -> SimResult:
         placement = placement or self.placement()
-        lowered = lower(self.pod, self.plan, placement, self.dtype)
+        background = None
+        if self.gemm_tiles:
+            if self.gemm_tile is None:
+                raise ConfigError("a background GEMM needs a tile shape")
+            background = place_gemm(
+                placement.address_map, self.plan.ngpus, self.gemm_tiles, self.gemm_tile, self.seed
+            )
+        lowered = lower(self.pod, self.plan, placement, self.dtype, background)
         trace = simulate(lowered)
         return build_result(trace, lower_bound_ps(lowered), self.pod.socket.l1_latency_ps)

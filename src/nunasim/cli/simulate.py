@@ -14,6 +14,7 @@ from nunasim.errors import ConfigError
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
+from nunasim.io.workloads import load_gemm_tile
 from nunasim.policies.place import CONFIGURATIONS
 from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
@@ -52,6 +53,19 @@ COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
     help="An MSCCL XML or MSCCL++ JSON plan instead of a built-in.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--gemm-tiles",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Tiles per GPU of a background GEMM sharing the NoC and stacks.",
+)
+@click.option(
+    "--gemm-tile",
+    "gemm_tile_file",
+    default=None,
+    help="YAML file with the GEMM tile shape (default: the shipped gemm.yaml).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--hist",
@@ -81,6 +95,8 @@ def simulate_command(
     tbs: int | None,
     plan_file: str | None,
     seed: int,
+    gemm_tiles: int,
+    gemm_tile_file: str | None,
     as_json: bool,
     hist: Path | None,
     stores_path: Path | None,
@@ -97,7 +113,19 @@ def simulate_command(
     else:
         plan = builtin_plan(f"{collective}:{algorithm}:gpus={gpus}", tbs=tbs)
     pod = preset.with_sockets(max(plan.ngpus, preset.pod.sockets)).pod
-    scenario = Scenario(pod, plan, nbytes, config_name, parse_granularity(nar), seed)
+    if gemm_tiles < 0:
+        raise ConfigError(f"--gemm-tiles must not be negative; got {gemm_tiles}")
+    tile = load_gemm_tile(gemm_tile_file) if gemm_tiles or gemm_tile_file else None
+    scenario = Scenario(
+        pod,
+        plan,
+        nbytes,
+        config_name,
+        parse_granularity(nar),
+        seed,
+        gemm_tiles=gemm_tiles,
+        gemm_tile=tile,
+    )
     placement = scenario.placement()
     result = scenario.run(placement)
     summary = result.summary()

@@ -32,7 +32,7 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
-from nunasim.policies.placement import Placement
+from nunasim.policies.placement import BackgroundLoad, GemmTile, Placement
 from nunasim.units import transfer_ps
 
 # message kinds
@@ -73,6 +73,8 @@ class Lowered:
     tb_gpu: np.ndarray
     step_tb: np.ndarray
     step_wait: np.ndarray  # waits before a step may start (program order, deps, flags)
+    step_compute_ps: np.ndarray  # compute time of a step that only computes
+    step_background: np.ndarray  # True for steps of background work (a GEMM)
     succ_start: np.ndarray  # CSR: steps whose waits a step's completion satisfies
     succ: np.ndarray
     lineop_start: np.ndarray  # CSR over steps
@@ -250,6 +252,12 @@ class _Builder:
         return Route(self.socket.l1_latency_ps + request, first + second, post, 0)
 
 
+def _gemm_ps(pod: Pod, tile: GemmTile) -> int:
+    """A tile's compute time on one CU, at its share of the socket's rate for the dtype."""
+    socket = pod.socket
+    return max(1, round(tile.flops / (socket.flops_for(tile.dtype) / socket.cus) * 1e12))
+
+
 def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
     if sources < 2:
         return 0
@@ -259,8 +267,15 @@ def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
     return max(1, round((sources - 1) * elements / per_cu * 1e12))
 
 
-def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lowered:
-    """Arrays for the engines. ``dtype`` sets the element size of reductions."""
+def lower(
+    pod: Pod,
+    plan: Plan,
+    placement: Placement,
+    dtype: str = "bf16",
+    background: BackgroundLoad | None = None,
+) -> Lowered:
+    """Arrays for the engines. ``dtype`` sets the element size of reductions;
+    ``background`` adds a GEMM's threadblocks beside the collective's."""
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
     socket = pod.socket
@@ -419,6 +434,41 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
             m = add(FLAG, route, -1, gcu, t.dst_gpu, flag_addr, port, stack, rx)
             flag_lists[s].append(m)
 
+    step_compute = [0] * nsteps
+    step_background = [False] * nsteps
+    if background is not None:
+        tile = background.tile
+        for g in range(plan.ngpus):
+            for i, cu in enumerate(background.tb_cu[g]):
+                tb = len(tb_cu)
+                tb_cu.append(g * socket.cus + int(cu))
+                tb_gpu.append(g)
+                gcu, router = g * socket.cus + int(cu), socket.cu_router(int(cu))
+                first = len(step_tb)
+                step_tb.extend([tb] * 3)
+                succ.extend([[first + 1], [first + 2], []])
+                flag_lists.extend([[], [], []])
+                wait = np.concatenate([wait, [0, 1, 1]])
+                step_compute += [0, _gemm_ps(pod, tile), 0]
+                step_background += [True] * 3
+                for a in background.inputs[i].tolist():  # load: a read, nothing to deliver
+                    lo = len(lineop_step)
+                    lineop_step.append(first)
+                    lineop_compute.append(0)
+                    stack = amap.stack_of(a)
+                    add(READ, b.route("read", g, router, stack), lo, gcu, g, a, -1, stack)
+                    lineop_msgs.append((len(kinds) - 1, len(kinds), len(kinds)))
+                lineop_start.append(len(lineop_step))
+                lineop_start.append(len(lineop_step))  # the compute step moves nothing
+                for a in background.outputs[i].tolist():  # store: nothing to fetch
+                    lo = len(lineop_step)
+                    lineop_step.append(first + 2)
+                    lineop_compute.append(0)
+                    stack = amap.stack_of(a)
+                    add(WRITE, b.route("write", g, router, stack), lo, gcu, g, a, -1, stack)
+                    lineop_msgs.append((len(kinds) - 1, len(kinds) - 1, len(kinds)))
+                lineop_start.append(len(lineop_step))
+
     succ_start = np.cumsum([0, *(len(x) for x in succ)])
     flag_start = np.cumsum([0, *(len(x) for x in flag_lists)])
     route_start = np.cumsum([0, *(len(r.resources) for r in routes)])
@@ -431,7 +481,9 @@ def lower(pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16") -> Lo
         tb_cu=np.array(tb_cu, dtype=np.int64),
         tb_gpu=np.array(tb_gpu, dtype=np.int64),
         step_tb=np.array(step_tb, dtype=np.int64),
-        step_wait=wait,
+        step_wait=wait.astype(np.int64),
+        step_compute_ps=np.array(step_compute, dtype=np.int64),
+        step_background=np.array(step_background, dtype=bool),
         succ_start=succ_start.astype(np.int64),
         succ=np.array([x for lst in succ for x in lst], dtype=np.int64),
         lineop_start=np.array(lineop_start, dtype=np.int64),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import FLAG, KIND_NAMES, RESOURCE_NAMES, STORE
+from nunasim.engine.lower import KIND_NAMES, RESOURCE_NAMES, STORE
 from nunasim.engine.packet.engine import Trace
 from nunasim.units import PS_PER_NS
 
@@ -92,10 +92,8 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         if len(stores)
         else pd.DataFrame(columns=["latency_ps"])
     )
-    completion = int(trace.step_end.max()) if len(trace.step_end) else 0
-    flags = lo.msg_kind == FLAG
-    if flags.any():
-        completion = max(completion, int(trace.msg_done[flags].max()))
+    collective = ~lo.step_background
+    completion = int(trace.step_end[collective].max()) if collective.any() else 0
     used = np.nonzero(trace.res_flits)[0]
     span = max(completion, 1)
     resources = pd.DataFrame(
@@ -111,7 +109,7 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         }
     )
     gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
-    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb], trace.step_end)
+    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], trace.step_end[collective])
     return SimResult(
         completion_ps=completion,
         gpu_completion_ps=gpu_done,

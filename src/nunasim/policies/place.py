@@ -31,6 +31,7 @@ from nunasim.errors import ConfigError
 from nunasim.hardware import Pod, Socket
 from nunasim.policies.address import AddressMap
 from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
+from nunasim.policies.dispatch import ua_cus
 from nunasim.policies.domains import domain_layout
 from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.logical import GROUPINGS, logical_allocation
@@ -119,37 +120,9 @@ def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> N
 
 
 def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
-    """Round-robin over dies; in a die, the first CU with the fewest threadblocks in the
-    die's dispatch order. The dispatch order visits the die's routers in a seeded random
-    order, one CU of each router per pass, so that threadblocks spread over the whole die
-    (the paper's baseline sees average-case distances) rather than fill one corner."""
-    rng = np.random.default_rng(seed)
-    orders = []
-    for d in range(len(socket.dies)):
-        routers = [r for r in socket.cu_routers if socket.die_of_router[r] == d]
-        if not routers:
-            continue
-        routers = [routers[i] for i in rng.permutation(len(routers))]
-        position = {r: i for i, r in enumerate(socket.cu_routers)}
-        orders.append(
-            [
-                position[r] * socket.cus_per_router + slot
-                for slot in range(socket.cus_per_router)
-                for r in routers
-            ]
-        )
-    placed = []
-    for program in plan.gpus:
-        load = np.zeros(socket.cus, dtype=np.int64)
-        tb_cu = np.empty(len(program.threadblocks), dtype=np.int64)
-        for t in range(len(program.threadblocks)):
-            order = orders[t % len(orders)]
-            least = min(load[c] for c in order)
-            cu = next(c for c in order if load[c] == least)
-            load[cu] += 1
-            tb_cu[t] = cu
-        placed.append(tb_cu)
-    return placed
+    """UA dispatch on every GPU; the dies' dispatch orders come from ``seed`` and are the
+    same on every GPU (identical sockets, identical dispatchers)."""
+    return [ua_cus(socket, len(p.threadblocks), np.random.default_rng(seed)) for p in plan.gpus]
 
 
 def _hops(socket: Socket) -> np.ndarray:

@@ -106,3 +106,37 @@ def chunk_pages(chunk: int, chunk_bytes: int, page_bytes: int) -> range:
     first = chunk * chunk_bytes // page_bytes
     last = ((chunk + 1) * chunk_bytes - 1) // page_bytes
     return range(first, last + 1)
+
+
+@dataclass(frozen=True)
+class GemmTile:
+    """One tile of a GEMM: an m x k by k x n product in ``dtype``."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    dtype_bytes: float
+
+    @property
+    def input_bytes(self) -> int:
+        return math.ceil((self.m * self.k + self.k * self.n) * self.dtype_bytes)
+
+    @property
+    def output_bytes(self) -> int:
+        return math.ceil(self.m * self.n * self.dtype_bytes)
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+
+@dataclass(frozen=True, eq=False)
+class BackgroundLoad:
+    """A GEMM of ``tiles`` tiles on every GPU, running beside the collective: each tile's
+    threadblock loads its inputs, computes, and stores its output (paper section 6.6)."""
+
+    tile: GemmTile
+    tb_cu: tuple[np.ndarray, ...]  # per GPU: CU of each tile's threadblock
+    inputs: tuple[np.ndarray, ...]  # per tile: line addresses of its inputs (same on every GPU)
+    outputs: tuple[np.ndarray, ...]  # per tile: line addresses of its output

@@ -20,6 +20,7 @@ from nunasim.engine.jit import jit
 EV_ROUTE = 0
 EV_ACK = 1
 EV_COMPUTE = 2
+EV_STEP = 3  # a step that only computes has finished
 
 # message kinds (as in lower.py)
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
@@ -76,12 +77,58 @@ def _pop(heap, n):
     return t, payload, n
 
 
+@jit(inline=True)
+def _enqueue(qhead, qtail, qnext, cu, first, end):
+    """Append messages first..end-1 to the CU's issue queue."""
+    for m in range(first, end):
+        if qtail[cu] < 0:
+            qhead[cu] = m
+        else:
+            qnext[qtail[cu]] = m
+        qtail[cu] = m
+
+
+@jit(inline=True)
+def _finish_step(
+    s,
+    t,
+    heap,
+    n,
+    seq,
+    step_end,
+    flag_start,
+    flag_msg,
+    msg_issue,
+    msg_pre,
+    succ_start,
+    succ,
+    wait,
+    ready,
+    nready,
+):
+    """Step ``s`` is done at ``t``: send its flags, release its successors."""
+    step_end[s] = t
+    for k in range(flag_start[s], flag_start[s + 1]):
+        f = flag_msg[k]
+        msg_issue[f] = t
+        n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
+        seq += 1
+    for k in range(succ_start[s], succ_start[s + 1]):
+        w = succ[k]
+        wait[w] -= 1
+        if wait[w] == 0:
+            ready[nready] = w
+            nready += 1
+    return n, seq, nready
+
+
 @jit
 def run(
     res,
     tb_cu,
     step_tb,
     step_wait0,
+    step_compute,
     succ_start,
     succ,
     lineop_start,
@@ -134,7 +181,7 @@ def run(
     qtail = np.full(ncus, -1, dtype=np.int64)
     qnext = np.full(nmsg, -1, dtype=np.int64)
     pos = route_start[:-1].copy()
-    cap = nmsg + nlo + 2
+    cap = nmsg + nlo + nsteps + 2
     heap = np.empty((cap, 3), dtype=np.int64)
     n = 0
     seq = 0
@@ -156,28 +203,37 @@ def run(
             nready -= 1
             s = ready[nready]
             step_begin[s] = t
-            if step_left[s] == 0:
-                step_end[s] = t
-                for k in range(flag_start[s], flag_start[s + 1]):
-                    f = flag_msg[k]
-                    msg_issue[f] = t
-                    n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
-                    seq += 1
-                for k in range(succ_start[s], succ_start[s + 1]):
-                    w = succ[k]
-                    wait[w] -= 1
-                    if wait[w] == 0:
-                        ready[nready] = w
-                        nready += 1
-                continue
             cu = tb_cu[step_tb[s]]
+            if step_left[s] == 0:
+                if step_compute[s] > 0:  # a compute-only step, on the CU's compute unit
+                    begin = max(t, compute_free[cu])
+                    compute_free[cu] = begin + step_compute[s]
+                    n = _push(heap, n, compute_free[cu], seq, s * 4 + EV_STEP)
+                    seq += 1
+                else:
+                    n, seq, nready = _finish_step(
+                        s,
+                        t,
+                        heap,
+                        n,
+                        seq,
+                        step_end,
+                        flag_start,
+                        flag_msg,
+                        msg_issue,
+                        msg_pre,
+                        succ_start,
+                        succ,
+                        wait,
+                        ready,
+                        nready,
+                    )
+                continue
             for lo in range(lineop_start[s], lineop_start[s + 1]):
-                for m in range(lineop_msgs[lo, 0], lineop_msgs[lo, 1]):
-                    if qtail[cu] < 0:
-                        qhead[cu] = m
-                    else:
-                        qnext[qtail[cu]] = m
-                    qtail[cu] = m
+                if lineop_msgs[lo, 1] > lineop_msgs[lo, 0]:
+                    _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 0], lineop_msgs[lo, 1])
+                else:  # nothing to fetch: deliver at once
+                    _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
             if not is_touched[cu]:
                 is_touched[cu] = True
                 touched[ntouched] = cu
@@ -249,18 +305,34 @@ def run(
                 lo = msg_lineop[m]
                 lo_sources[lo] -= 1
                 if lo_sources[lo] == 0:
-                    if lineop_compute[lo] > 0:
+                    if lo_sinks[lo] == 0:  # a pure load (background work): the line is done
+                        s = lineop_step[lo]
+                        step_left[s] -= 1
+                        if step_left[s] == 0:
+                            n, seq, nready = _finish_step(
+                                s,
+                                t,
+                                heap,
+                                n,
+                                seq,
+                                step_end,
+                                flag_start,
+                                flag_msg,
+                                msg_issue,
+                                msg_pre,
+                                succ_start,
+                                succ,
+                                wait,
+                                ready,
+                                nready,
+                            )
+                    elif lineop_compute[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute[lo]
                         n = _push(heap, n, compute_free[cu], seq, lo * 4 + EV_COMPUTE)
                         seq += 1
                     else:
-                        for k2 in range(lineop_msgs[lo, 1], lineop_msgs[lo, 2]):
-                            if qtail[cu] < 0:
-                                qhead[cu] = k2
-                            else:
-                                qnext[qtail[cu]] = k2
-                            qtail[cu] = k2
+                        _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
             n = _push(heap, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
@@ -268,16 +340,29 @@ def run(
         elif kind == EV_COMPUTE:
             lo = arg
             cu = msg_cu[lineop_msgs[lo, 1]]
-            for k2 in range(lineop_msgs[lo, 1], lineop_msgs[lo, 2]):
-                if qtail[cu] < 0:
-                    qhead[cu] = k2
-                else:
-                    qnext[qtail[cu]] = k2
-                qtail[cu] = k2
+            _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
             if not is_touched[cu]:
                 is_touched[cu] = True
                 touched[ntouched] = cu
                 ntouched += 1
+        elif kind == EV_STEP:
+            n, seq, nready = _finish_step(
+                arg,
+                t,
+                heap,
+                n,
+                seq,
+                step_end,
+                flag_start,
+                flag_msg,
+                msg_issue,
+                msg_pre,
+                succ_start,
+                succ,
+                wait,
+                ready,
+                nready,
+            )
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]
@@ -292,16 +377,21 @@ def run(
                 s = lineop_step[lo]
                 step_left[s] -= 1
                 if step_left[s] == 0:
-                    step_end[s] = t
-                    for k in range(flag_start[s], flag_start[s + 1]):
-                        f = flag_msg[k]
-                        msg_issue[f] = t
-                        n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
-                        seq += 1
-                    for k in range(succ_start[s], succ_start[s + 1]):
-                        w = succ[k]
-                        wait[w] -= 1
-                        if wait[w] == 0:
-                            ready[nready] = w
-                            nready += 1
+                    n, seq, nready = _finish_step(
+                        s,
+                        t,
+                        heap,
+                        n,
+                        seq,
+                        step_end,
+                        flag_start,
+                        flag_msg,
+                        msg_issue,
+                        msg_pre,
+                        succ_start,
+                        succ,
+                        wait,
+                        ready,
+                        nready,
+                    )
     return events

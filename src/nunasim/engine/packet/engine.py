@@ -58,6 +58,7 @@ def simulate(lowered: Lowered) -> Trace:
         lo.tb_cu,
         lo.step_tb,
         lo.step_wait,
+        lo.step_compute_ps,
         lo.succ_start,
         lo.succ,
         lo.lineop_start,

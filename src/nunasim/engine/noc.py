@@ -1,0 +1,644 @@
+"""Synthetic traffic on one socket's mesh: the NoC model alone, to compare with NoC simulators.
+
+The mesh model is the packet engine's (``nunasim.engine.lower``, docs/engine.md), so a check
+of this mode against published latency-throughput curves is a check of the collective
+engine's NoC:
+
+- every directed mesh link is a FIFO server: a packet arriving at ``t`` starts at
+  ``max(t, free)``, holds the link for ``packet_flits * socket.link_flit_ps`` (its flits
+  back to back) and its head reaches the next router ``socket.link_latency_ps(link)`` after
+  it started (cut-through, infinite buffers, no back-pressure);
+- every router has an injection port before the first link: a FIFO server with the same
+  occupancy per flit and no latency of its own, as in the packet engine; there is no
+  ejection limit (a router sinks whatever reaches it);
+- routes are ``socket.path`` (dimension order, X then Y on the shipped presets);
+- a packet's tail reaches the destination ``(packet_flits - 1) * link_flit_ps`` after its head.
+
+Traffic is Bernoulli: in every NoC cycle every router injects a packet with probability
+``rate / packet_flits`` (``rate`` is in flits per node per cycle). All random numbers are
+drawn up front from ``numpy.random.default_rng(seed)``; one uniform number per (cycle,
+router) decides injection and the destination is drawn for every (cycle, router) slot
+whether or not it injects, so that with one seed a higher rate injects a superset of the
+packets of a lower one (common random numbers: a load sweep is smooth). The event loop is
+deterministic and compiled with numba (``NUNASIM_NO_JIT=1`` runs it as Python).
+
+Destinations (``W`` x ``H`` mesh, router ``(x, y)``):
+
+- ``uniform``: uniformly one of the other ``W * H - 1`` routers;
+- ``transpose``: ``((y * W) // H, (x * H) // W)``, which is ``(y, x)`` on a square mesh and
+  always on the mesh (``y < H`` gives ``y * W // H < W``). On a non-square mesh it is not a
+  permutation: on 24 x 6 it is ``(4y, x // 4)``, 36 destinations each fed by up to four
+  sources. Routers that map to themselves inject nothing;
+- ``hotspot``: with probability ``hotspot_fraction`` the hotspot router (default the
+  centre ``(W // 2, H // 2)``), otherwise uniform as above; the hotspot router itself sends
+  all its packets uniformly.
+
+Measurement (BookSim-like): the run injects for ``warmup + cycles + cycles`` cycles (the last
+stretch keeps the network loaded while the measured packets drain) and stops as soon as every
+packet injected before the end of the measurement window has arrived. Latency is measured
+for packets injected in the window ``[warmup, warmup + cycles)``, from their injection
+(creation, so source queueing counts) to the arrival of their last flit. Accepted
+throughput is the number of flits (of any packet) arriving in that window per router per
+cycle; offered load the flits injected in it, likewise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from nunasim.engine.jit import jit
+from nunasim.errors import ConfigError
+from nunasim.hardware import Mesh, Socket
+from nunasim.units import cycles_to_ps, ps_to_cycles
+
+TRAFFIC_PATTERNS = ("uniform", "transpose", "hotspot")
+
+# Random numbers are drawn this many cycles at a time; part of what a seed means.
+_BLOCK_CYCLES = 4096
+# The run is called saturated when accepted throughput falls below this share of the
+# offered load...
+SATURATION_ACCEPTED_SHARE = 0.95
+# ...or when the mean queueing delay (latency above the packet's own zero-load latency)
+# of the window's last quarter exceeds its first quarter's by more than this share of the
+# mean zero-load latency: the queues are still growing.
+SATURATION_GROWTH_SHARE = 0.25
+# The injection port serialises a router's packets but adds no latency of its own, as the
+# packet engine's injection port does (engine/lower.py).
+INJECT_LATENCY_PS = 0
+
+
+@dataclass(frozen=True)
+class NocResult:
+    """What a synthetic-traffic run measured. Latencies are in NoC cycles, throughputs in
+    flits per router per NoC cycle."""
+
+    traffic: str
+    rate: float  # nominal injection rate asked for
+    packet_flits: int
+    routers: int
+    cycles: int  # measurement window
+    warmup: int
+    seed: int
+    offered_flits_per_node_cycle: float  # flits injected in the window
+    accepted_flits_per_node_cycle: float  # flits arriving in the window
+    avg_latency_cycles: float
+    p99_latency_cycles: float
+    max_latency_cycles: float
+    zero_load_latency_cycles: float  # mean zero-load latency of the measured packets
+    latency_growth_cycles: float  # queueing delay, last quarter of the window minus first
+    packets: int  # packets measured
+    saturated: bool
+    channel_bound_flits_per_node_cycle: float  # channel-load bound for this pattern
+    link_flits_per_cycle: float  # what one link carries per NoC cycle
+    events: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, eq=False)
+class Traffic:
+    """Every packet of a run, in injection order (cycle, then router)."""
+
+    cycle: np.ndarray  # int64 injection cycle
+    src: np.ndarray  # int64 router
+    dst: np.ndarray  # int64 router
+
+
+# --- destinations ----------------------------------------------------------------------
+
+
+def transpose_destinations(mesh: Mesh) -> np.ndarray:
+    """Destination router of every router under ``transpose``: (x, y) -> ((y * W) // H,
+    (x * H) // W)."""
+    routers = np.arange(mesh.routers, dtype=np.int64)
+    x, y = routers % mesh.width, routers // mesh.width
+    tx, ty = (y * mesh.width) // mesh.height, (x * mesh.height) // mesh.width
+    return ty * mesh.width + tx
+
+
+def centre(mesh: Mesh) -> int:
+    return mesh.router(mesh.width // 2, mesh.height // 2)
+
+
+def destination_matrix(
+    mesh: Mesh, traffic: str, hotspot_fraction: float, hotspot: int
+) -> np.ndarray:
+    """P[s, d]: the probability that a packet injected at ``s`` goes to ``d`` (a row is zero
+    for a router that injects nothing)."""
+    n = mesh.routers
+    uniform = np.full((n, n), 1.0 / (n - 1))
+    np.fill_diagonal(uniform, 0.0)
+    if traffic == "uniform":
+        return uniform
+    if traffic == "transpose":
+        matrix = np.zeros((n, n))
+        matrix[np.arange(n), transpose_destinations(mesh)] = 1.0
+        np.fill_diagonal(matrix, 0.0)
+        return matrix
+    matrix = (1.0 - hotspot_fraction) * uniform
+    matrix[:, hotspot] += hotspot_fraction
+    matrix[hotspot] = uniform[hotspot]
+    return matrix
+
+
+def generate_traffic(
+    socket: Socket,
+    traffic: str,
+    rate: float,
+    packet_flits: int,
+    horizon: int,
+    seed: int,
+    hotspot_fraction: float = 0.2,
+    hotspot: int | None = None,
+) -> Traffic:
+    """Packets injected in cycles ``0 .. horizon - 1`` (see the module's docstring)."""
+    mesh = socket.mesh
+    n = mesh.routers
+    hot = centre(mesh) if hotspot is None else hotspot
+    probability = rate / packet_flits
+    rng = np.random.default_rng(seed)
+    sources = np.arange(n, dtype=np.int64)
+    transposed = transpose_destinations(mesh)
+    cycles, srcs, dsts = [], [], []
+    for first in range(0, horizon, _BLOCK_CYCLES):
+        rows = min(_BLOCK_CYCLES, horizon - first)
+        inject = rng.random((rows, n)) < probability
+        src = np.broadcast_to(sources, (rows, n))
+        if traffic == "transpose":
+            dst = np.broadcast_to(transposed, (rows, n))
+        else:
+            pick = rng.integers(0, n - 1, size=(rows, n), dtype=np.int64)
+            dst = pick + (pick >= src)
+            if traffic == "hotspot":
+                to_hot = (rng.random((rows, n)) < hotspot_fraction) & (src != hot)
+                dst = np.where(to_hot, hot, dst)
+        inject &= dst != src
+        row, _ = np.nonzero(inject)
+        cycles.append(row.astype(np.int64) + first)
+        srcs.append(src[inject])
+        dsts.append(dst[inject])
+    return Traffic(
+        cycle=np.concatenate(cycles) if cycles else np.zeros(0, dtype=np.int64),
+        src=np.concatenate(srcs).astype(np.int64) if srcs else np.zeros(0, dtype=np.int64),
+        dst=np.concatenate(dsts).astype(np.int64) if dsts else np.zeros(0, dtype=np.int64),
+    )
+
+
+# --- routes and bounds -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class RouteTable:
+    """``socket.path`` for every ordered pair ``pair = src * routers + dst``, flattened."""
+
+    start: np.ndarray  # int64, routers**2 + 1
+    link: np.ndarray  # int64 link ids
+    link_latency_ps: np.ndarray  # int64 per link slot
+    pair_latency_ps: np.ndarray  # int64 zero-load path latency per pair
+
+
+@lru_cache(maxsize=8)
+def route_table(socket: Socket) -> RouteTable:
+    mesh = socket.mesh
+    n = mesh.routers
+    latency = np.zeros(mesh.link_slots, dtype=np.int64)
+    for link in mesh.links():
+        latency[link] = socket.link_latency_ps(link)
+    start = np.zeros(n * n + 1, dtype=np.int64)
+    links: list[int] = []
+    for src in range(n):
+        for dst in range(n):
+            if src != dst:
+                links.extend(socket.path(src, dst))
+            start[src * n + dst + 1] = len(links)
+    link = np.array(links, dtype=np.int64)
+    owner = np.repeat(np.arange(n * n), np.diff(start))
+    pair_latency = np.zeros(n * n, dtype=np.int64)
+    np.add.at(pair_latency, owner, latency[link])
+    return RouteTable(start, link, latency, pair_latency)
+
+
+def link_flits_per_cycle(socket: Socket) -> float:
+    """Flits one link (or injection port) carries per NoC cycle."""
+    return 1.0 / ps_to_cycles(socket.link_flit_ps, socket.noc_clock_hz)
+
+
+def channel_loads(
+    socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
+) -> np.ndarray:
+    """Expected flits per NoC cycle on every link slot when every router offers one flit per
+    cycle of the pattern (multiply by the rate for the load at that rate)."""
+    mesh = socket.mesh
+    hot = centre(mesh) if hotspot is None else hotspot
+    table = route_table(socket)
+    weights = destination_matrix(mesh, traffic, hotspot_fraction, hot).ravel()
+    per_entry = np.repeat(weights, np.diff(table.start))
+    return np.bincount(table.link, weights=per_entry, minlength=mesh.link_slots)
+
+
+def channel_bound(
+    socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
+) -> float:
+    """The highest rate (flits/node/cycle) at which no link and no injection port is offered
+    more than it carries: min(B / max channel load, B), B = link flits per cycle."""
+    capacity = link_flits_per_cycle(socket)
+    busiest = float(channel_loads(socket, traffic, hotspot_fraction, hotspot).max())
+    return min(capacity / busiest, capacity) if busiest > 0 else capacity
+
+
+def uniform_bound(mesh: Mesh, link_flits: float) -> float:
+    """Closed form of ``channel_bound`` for uniform traffic and dimension-order routing.
+
+    Of the N = W * H routers, the x-link from column c to c + 1 in one row carries the
+    packets of the c + 1 routers of that row left of the cut to the (W - 1 - c) * H routers
+    right of it: (c + 1) (W - 1 - c) H r / (N - 1) flits per cycle at rate r. The middle
+    cut is the worst, floor(W/2) ceil(W/2) H r / (N - 1), so r <= B (N - 1) /
+    (H floor(W/2) ceil(W/2)); for even W that is 4 B (N - 1) / (W N), about 4 B / W: the
+    bisection bound (H links each way, half the traffic crossing). Likewise for y-links with
+    W and H swapped; the smaller of the two binds (the x one when W >= H).
+    """
+    n = mesh.routers
+    w, h = mesh.width, mesh.height
+    bounds = [link_flits]
+    if w > 1:
+        bounds.append(link_flits * (n - 1) / (h * (w // 2) * ((w + 1) // 2)))
+    if h > 1:
+        bounds.append(link_flits * (n - 1) / (w * (h // 2) * ((h + 1) // 2)))
+    return min(bounds)
+
+
+# --- the event loop --------------------------------------------------------------------
+
+
+# The event heap: rows (time, sequence, payload) ordered by time, then sequence, as in the
+# packet engine (engine/packet/core.py), so simultaneous events are handled in the order they
+# were scheduled. It is repeated here rather than imported because numba's on-disk cache
+# only notices changes to the file of the function it compiled, not to helpers it inlined
+# from another module.
+
+
+@jit(inline=True)
+def _push(heap, n, t, seq, payload):
+    """Insert at the end and move the hole up to its place (a 4-ary heap)."""
+    i = n
+    while i > 0:
+        p = (i - 1) >> 2
+        if heap[p, 0] < t or (heap[p, 0] == t and heap[p, 1] < seq):
+            break
+        heap[i, 0] = heap[p, 0]
+        heap[i, 1] = heap[p, 1]
+        heap[i, 2] = heap[p, 2]
+        i = p
+    heap[i, 0] = t
+    heap[i, 1] = seq
+    heap[i, 2] = payload
+    return n + 1
+
+
+@jit(inline=True)
+def _pop(heap, n):
+    """Remove the root; move the last row down from the root's hole."""
+    t, payload = heap[0, 0], heap[0, 2]
+    n -= 1
+    lt, ls, lp = heap[n, 0], heap[n, 1], heap[n, 2]
+    i = 0
+    while True:
+        first = 4 * i + 1
+        if first >= n:
+            break
+        best = first
+        bt, bs = heap[first, 0], heap[first, 1]
+        last = min(first + 4, n)
+        for c in range(first + 1, last):
+            ct = heap[c, 0]
+            if ct < bt or (ct == bt and heap[c, 1] < bs):
+                best, bt, bs = c, ct, heap[c, 1]
+        if lt < bt or (lt == bt and ls < bs):
+            break
+        heap[i, 0] = bt
+        heap[i, 1] = bs
+        heap[i, 2] = heap[best, 2]
+        i = best
+    heap[i, 0] = lt
+    heap[i, 1] = ls
+    heap[i, 2] = lp
+    return t, payload, n
+
+
+@jit
+def _run(
+    inject_ps,
+    src,
+    pair,
+    route_start,
+    route_link,
+    link_latency,
+    routers,
+    occupancy,
+    inject_latency,
+    stop,
+    head_ps,
+    link_busy,
+):
+    """Move packets until the first ``stop`` packets have all arrived; returns the number of
+    events. ``head_ps[p]`` receives the arrival of packet p's head (-1 if it did not
+    arrive), ``link_busy`` the time each link was held."""
+    npk = inject_ps.shape[0]
+    link_free = np.zeros(link_latency.shape[0], dtype=np.int64)
+    inject_free = np.zeros(routers, dtype=np.int64)
+    pos = np.zeros(npk, dtype=np.int64)
+    cap = 1024
+    heap = np.empty((cap, 3), dtype=np.int64)
+    n = 0
+    seq = 0
+    nxt = 0
+    left = stop
+    events = 0
+    while left > 0:
+        if nxt < npk and (n == 0 or inject_ps[nxt] <= heap[0, 0]):
+            # Injection: the router's own port, which only its own packets use.
+            p = nxt
+            nxt += 1
+            t = inject_ps[p]
+            s = src[p]
+            start = inject_free[s]
+            if start < t:
+                start = t
+            inject_free[s] = start + occupancy
+            pos[p] = route_start[pair[p]]
+            if n == cap:
+                grown = np.empty((2 * cap, 3), dtype=np.int64)
+                grown[:n] = heap[:n]
+                heap = grown
+                cap *= 2
+            n = _push(heap, n, start + inject_latency, seq, p)
+            seq += 1
+            events += 1
+            continue
+        if n == 0:
+            break
+        t, p, n = _pop(heap, n)
+        events += 1
+        k = pos[p]
+        link = route_link[k]
+        start = link_free[link]
+        if start < t:
+            start = t
+        link_free[link] = start + occupancy
+        link_busy[link] += occupancy
+        leave = start + link_latency[link]
+        k += 1
+        if k == route_start[pair[p] + 1]:
+            head_ps[p] = leave
+            if p < stop:
+                left -= 1
+            continue
+        pos[p] = k
+        n = _push(heap, n, leave, seq, p)
+        seq += 1
+    return events
+
+
+# --- a run -----------------------------------------------------------------------------
+
+
+def _check(
+    socket: Socket,
+    traffic: str,
+    rate: float,
+    packet_flits: int,
+    cycles: int,
+    warmup: int,
+    hotspot_fraction: float,
+    hotspot: int | None,
+) -> None:
+    if traffic not in TRAFFIC_PATTERNS:
+        raise ConfigError(
+            f"unknown traffic {traffic!r} (known: {', '.join(TRAFFIC_PATTERNS)})", where="traffic"
+        )
+    if isinstance(rate, bool) or not (0 < rate <= 1):
+        raise ConfigError(
+            f"the injection rate is in flits per node per cycle, in (0, 1]; got {rate}",
+            where="rate",
+        )
+    if isinstance(packet_flits, bool) or int(packet_flits) != packet_flits or packet_flits < 1:
+        raise ConfigError(
+            f"a packet has at least one flit; got {packet_flits}", where="packet_flits"
+        )
+    if int(cycles) != cycles or cycles < 1:
+        raise ConfigError(f"the measurement needs at least one cycle; got {cycles}", where="cycles")
+    if int(warmup) != warmup or warmup < 0:
+        raise ConfigError(f"the warm-up must not be negative; got {warmup}", where="warmup")
+    if not 0 <= hotspot_fraction <= 1:
+        raise ConfigError(
+            f"the hotspot fraction is a share in [0, 1]; got {hotspot_fraction}",
+            where="hotspot_fraction",
+        )
+    if socket.mesh.routers < 2:
+        raise ConfigError("synthetic traffic needs a mesh of at least two routers")
+    if hotspot is not None and not 0 <= hotspot < socket.mesh.routers:
+        raise ConfigError(
+            f"router {hotspot} is off the {socket.mesh.width} x {socket.mesh.height} mesh",
+            where="hotspot",
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class NocRun:
+    """A finished run: every packet's injection and arrival, and what the loop counted.
+
+    Packets ``first .. stop - 1`` are the measured ones (injected in the window); every packet
+    before ``stop`` has arrived; later ones arrived if ``head_ps >= 0``.
+    """
+
+    socket: Socket
+    traffic: str
+    rate: float
+    packet_flits: int
+    cycles: int
+    warmup: int
+    seed: int
+    hotspot_fraction: float
+    hotspot: int
+    packets: Traffic
+    cycle_ps: np.ndarray  # int64 start of every cycle 0 .. horizon
+    inject_ps: np.ndarray  # int64 per packet
+    head_ps: np.ndarray  # int64 arrival of each packet's head, -1 if it did not arrive
+    first: int
+    stop: int
+    events: int
+    link_busy_ps: np.ndarray  # int64 per link slot, over the whole run
+
+    @property
+    def measured(self) -> slice:
+        return slice(self.first, self.stop)
+
+    @property
+    def tail_ps(self) -> int:
+        """Head-to-tail spacing of a packet: its other flits, back to back."""
+        return (self.packet_flits - 1) * self.socket.link_flit_ps
+
+    def latency_ps(self) -> np.ndarray:
+        """Injection to last flit's arrival, per measured packet."""
+        m = self.measured
+        return self.head_ps[m] + self.tail_ps - self.inject_ps[m]
+
+    def zero_load_ps(self) -> np.ndarray:
+        """The same packets' latency in an empty network: path, injection port, tail."""
+        m = self.measured
+        pair = self.packets.src[m] * self.socket.mesh.routers + self.packets.dst[m]
+        return route_table(self.socket).pair_latency_ps[pair] + INJECT_LATENCY_PS + self.tail_ps
+
+    def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:
+        """Flits arriving in ``[begin_ps, end_ps)`` (flit k of a packet arrives at its head's
+        arrival plus k flit times), of the packets selected by ``mask`` if given."""
+        chosen = self.head_ps >= 0
+        if mask is not None:
+            chosen &= mask
+        heads = self.head_ps[chosen]
+        flit_ps = self.socket.link_flit_ps
+
+        def before(t: int) -> np.ndarray:  # ceil((t - head) / flit), clipped to the packet
+            return np.clip(-((heads - t) // flit_ps), 0, self.packet_flits)
+
+        return int((before(end_ps) - before(begin_ps)).sum())
+
+    @property
+    def window_ps(self) -> tuple[int, int]:
+        return int(self.cycle_ps[self.warmup]), int(self.cycle_ps[self.warmup + self.cycles])
+
+    def result(self) -> NocResult:
+        socket = self.socket
+        clock = socket.noc_clock_hz
+        latency = ps_to_cycles(self.latency_ps(), clock)
+        zero_load = ps_to_cycles(self.zero_load_ps(), clock)
+        capacity = socket.mesh.routers * self.cycles
+        offered = self.packet_flits * (self.stop - self.first) / capacity
+        accepted = self.flits_arrived(*self.window_ps) / capacity
+
+        end = self.warmup + self.cycles
+        quarter = max(self.cycles // 4, 1)
+        injected = self.packets.cycle[self.measured]
+        queueing = latency - zero_load
+        early = queueing[injected < self.warmup + quarter]
+        late = queueing[injected >= end - quarter]
+        growth = float(late.mean() - early.mean()) if len(early) and len(late) else 0.0
+        mean_zero_load = float(zero_load.mean())
+        saturated = (
+            accepted < SATURATION_ACCEPTED_SHARE * offered
+            or growth > SATURATION_GROWTH_SHARE * mean_zero_load
+        )
+        return NocResult(
+            traffic=self.traffic,
+            rate=float(self.rate),
+            packet_flits=int(self.packet_flits),
+            routers=socket.mesh.routers,
+            cycles=int(self.cycles),
+            warmup=int(self.warmup),
+            seed=int(self.seed),
+            offered_flits_per_node_cycle=offered,
+            accepted_flits_per_node_cycle=accepted,
+            avg_latency_cycles=float(latency.mean()),
+            p99_latency_cycles=float(np.percentile(latency, 99)),
+            max_latency_cycles=float(latency.max()),
+            zero_load_latency_cycles=mean_zero_load,
+            latency_growth_cycles=growth,
+            packets=self.stop - self.first,
+            saturated=bool(saturated),
+            channel_bound_flits_per_node_cycle=channel_bound(
+                socket, self.traffic, self.hotspot_fraction, self.hotspot
+            ),
+            link_flits_per_cycle=link_flits_per_cycle(socket),
+            events=self.events,
+        )
+
+
+def run_noc(
+    socket: Socket,
+    traffic: str = "uniform",
+    rate: float = 0.1,
+    packet_flits: int = 1,
+    cycles: int = 10_000,
+    warmup: int = 1_000,
+    seed: int = 0,
+    hotspot_fraction: float = 0.2,
+    hotspot: int | None = None,
+) -> NocRun:
+    """Run synthetic traffic on ``socket``'s mesh (see the module docstring)."""
+    _check(socket, traffic, rate, packet_flits, cycles, warmup, hotspot_fraction, hotspot)
+    mesh = socket.mesh
+    clock = socket.noc_clock_hz
+    hot = centre(mesh) if hotspot is None else hotspot
+    end = warmup + cycles
+    horizon = end + cycles
+    packets = generate_traffic(
+        socket, traffic, rate, packet_flits, horizon, seed, hotspot_fraction, hot
+    )
+    cycle_ps = np.array([cycles_to_ps(c, clock) for c in range(horizon + 1)], dtype=np.int64)
+    inject_ps = cycle_ps[packets.cycle]
+    first = int(np.searchsorted(packets.cycle, warmup))
+    stop = int(np.searchsorted(packets.cycle, end))
+    if stop == first:
+        raise ConfigError(
+            f"no packet was injected in the {cycles}-cycle window at rate {rate}; "
+            "raise the rate or the number of cycles"
+        )
+    table = route_table(socket)
+    head_ps = np.full(len(inject_ps), -1, dtype=np.int64)
+    link_busy = np.zeros(mesh.link_slots, dtype=np.int64)
+    events = _run(
+        inject_ps,
+        packets.src,
+        packets.src * mesh.routers + packets.dst,
+        table.start,
+        table.link,
+        table.link_latency_ps,
+        mesh.routers,
+        packet_flits * socket.link_flit_ps,
+        INJECT_LATENCY_PS,
+        stop,
+        head_ps,
+        link_busy,
+    )
+    if (head_ps[:stop] < 0).any():
+        raise RuntimeError("the NoC run stopped before every measured packet arrived")
+    return NocRun(
+        socket=socket,
+        traffic=traffic,
+        rate=float(rate),
+        packet_flits=int(packet_flits),
+        cycles=int(cycles),
+        warmup=int(warmup),
+        seed=int(seed),
+        hotspot_fraction=float(hotspot_fraction),
+        hotspot=hot,
+        packets=packets,
+        cycle_ps=cycle_ps,
+        inject_ps=inject_ps,
+        head_ps=head_ps,
+        first=first,
+        stop=stop,
+        events=int(events),
+        link_busy_ps=link_busy,
+    )
+
+
+def simulate_noc(
+    socket: Socket,
+    traffic: str = "uniform",
+    rate: float = 0.1,
+    packet_flits: int = 1,
+    cycles: int = 10_000,
+    warmup: int = 1_000,
+    seed: int = 0,
+    hotspot_fraction: float = 0.2,
+    hotspot: int | None = None,
+) -> NocResult:
+    """Run synthetic traffic and summarise it (``run_noc(...).result()``)."""
+    return run_noc(
+        socket, traffic, rate, packet_flits, cycles, warmup, seed, hotspot_fraction, hotspot
+    ).result()

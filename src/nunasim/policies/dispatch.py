@@ -1,0 +1,36 @@
+"""The unaware (UA) threadblock dispatcher: round-robin over dies; in a die, the first CU
+with the fewest threadblocks in the die's dispatch order. The dispatch order visits the
+die's routers in a random order (from the given generator), one CU of each router per pass,
+so that threadblocks spread over the whole die (the paper's baseline sees average-case
+distances) rather than fill one corner."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nunasim.hardware import Socket
+
+
+def ua_cus(socket: Socket, count: int, rng: np.random.Generator) -> np.ndarray:
+    """CUs for ``count`` threadblocks, dispatched in order."""
+    index = {r: i for i, r in enumerate(socket.cu_routers)}
+    orders = []
+    for d in range(len(socket.dies)):
+        routers = [r for r in socket.cu_routers if socket.die_of_router[r] == d]
+        if routers:
+            routers = [routers[i] for i in rng.permutation(len(routers))]
+            orders.append(
+                [
+                    index[r] * socket.cus_per_router + slot
+                    for slot in range(socket.cus_per_router)
+                    for r in routers
+                ]
+            )
+    load = np.zeros(socket.cus, dtype=np.int64)
+    cus = np.empty(count, dtype=np.int64)
+    for t in range(count):
+        order = orders[t % len(orders)]
+        least = min(load[c] for c in order)
+        cus[t] = next(c for c in order if load[c] == least)
+        load[cus[t]] += 1
+    return cus
