@@ -72,7 +72,7 @@ def test_gemm_work_is_all_done_and_separate(small_tile):
 def test_bad_tile_files(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("tile: {m: 0, n: 64, k: 64, dtype: bf16}\n")
-    with pytest.raises(ConfigError, match="tile.m: must be at least 1"):
+    with pytest.raises(ConfigError, match=r"tile\.m: must be at least 1"):
         load_gemm_tile(bad)
     bad.write_text("tile: {m: 8, n: 64, k: 64, dtype: int3}\n")
     with pytest.raises(ConfigError, match="unknown data type"):
