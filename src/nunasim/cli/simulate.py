@@ -73,6 +73,11 @@ COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
     help="Histogram of one-way store latency (Fig. 10 style).",
 )
 @click.option(
+    "--heatmap",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="GPU 0's link, port and stack utilisation on its floorplan.",
+)
+@click.option(
     "--stores",
     "stores_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -99,13 +104,15 @@ def simulate_command(
     gemm_tile_file: str | None,
     as_json: bool,
     hist: Path | None,
+    heatmap: Path | None,
     stores_path: Path | None,
     resources_path: Path | None,
 ) -> None:
     """Simulate a collective at flit granularity and report completion time, store latency
     and where the time went."""
-    if hist is not None and hist.suffix.lower() not in FIGURE_SUFFIXES:
-        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(hist))
+    for picture in (hist, heatmap):
+        if picture is not None and picture.suffix.lower() not in FIGURE_SUFFIXES:
+            raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(picture))
     nbytes = parse_size(size)
     preset = load_preset(preset_name)
     if plan_file:
@@ -147,6 +154,19 @@ def simulate_command(
             ),
             hist,
         )
+    if heatmap is not None:
+        from nunasim.hardware.tables import floorplan_tables
+        from nunasim.plotting.heatmap import draw_heatmap
+
+        figure = draw_heatmap(
+            floorplan_tables(
+                pod.socket, placement.granularity if placement.granularity > 1 else None
+            ),
+            result.resources,
+            0,
+            f"{plan.name} at {format_size(nbytes)}, {config_name}: GPU 0 utilisation",
+        )
+        save_figure(figure, heatmap)
     if stores_path is not None:
         write_table(result.stores, stores_path)
     if resources_path is not None:

@@ -11,10 +11,11 @@ property of this address format (2^40 lines per region), not of the hardware.
 **Port hash.** A line of a region whose domain owns ports ``first .. first + P - 1`` (the
 baseline: all ports) leaves through port ``first + (L + r(L // P)) mod P``, where ``L`` is
 the line's offset in its region (the address's low ``REGION_SHIFT`` bits) and ``r`` a
-Fibonacci hash of the run number. Within every aligned run of P
+Fibonacci hash of the region and the run number. Within every aligned run of P
 lines each port appears exactly once, so any aligned run of lines is spread evenly, to
-within one line per port; the rotation ``r`` changes from run to run so that strided
-accesses do not pile onto one port.
+within one line per port; the rotation ``r`` changes from run to run and from region to
+region, so that strided accesses, and the same offsets in different stacks, do not pile
+onto the same ports.
 """
 
 from __future__ import annotations
@@ -43,9 +44,12 @@ class Region:
     ports: int
 
 
-def run_rotation(run: int, ports: int) -> int:
-    """The rotation of run ``run`` over ``ports`` ports (upper half of a Fibonacci hash)."""
-    return (((run * _GOLDEN) & _MASK64) >> 32) % ports
+def run_rotation(region: int, run: int, ports: int) -> int:
+    """The rotation of run ``run`` of ``region`` over ``ports`` ports (upper half of a
+    Fibonacci hash of both, so that the same offset in different stacks' regions lands on
+    different ports)."""
+    key = (region << REGION_SHIFT) + run
+    return (((key * _GOLDEN) & _MASK64) >> 32) % ports
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ class AddressMap:
     def port_of(self, address: int) -> int:
         region = self.region_of(address)
         run, offset = divmod(address & _LINE_MASK, region.ports)
-        return region.first_port + (offset + run_rotation(run, region.ports)) % region.ports
+        rotation = run_rotation(address >> REGION_SHIFT, run, region.ports)
+        return region.first_port + (offset + rotation) % region.ports
 
     # --- the same, for arrays of line addresses ------------------------------------------
 
@@ -125,7 +130,6 @@ class AddressMap:
         _, first, count = self._tables
         ports = count[region]
         run, offset = np.divmod(addresses & _LINE_MASK, ports)
-        rotation = ((run.astype(np.uint64) * np.uint64(_GOLDEN)) >> np.uint64(32)).astype(
-            np.int64
-        ) % ports
+        key = ((region << REGION_SHIFT) + run).astype(np.uint64)
+        rotation = ((key * np.uint64(_GOLDEN)) >> np.uint64(32)).astype(np.int64) % ports
         return first[region] + (offset + rotation) % ports
