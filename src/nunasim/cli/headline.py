@@ -19,7 +19,12 @@ from nunasim.units import format_size, parse_size
 @click.command("headline")
 @click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
 @click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
-@click.option("--size", default="1MB", show_default=True)
+@click.option(
+    "--size",
+    default="1MiB",
+    show_default=True,
+    help="Collective size (the paper's 1 MB, as a power of two: see docs/engine.md).",
+)
 @click.option(
     "--out",
     "out_dir",
