@@ -1,6 +1,6 @@
 """The packet engine's event loop: one event per flit per resource, integer picoseconds.
 
-Events are kept in a binary heap ordered by (time, sequence number): ties are broken by
+Events are kept in a 4-ary heap ordered by (time, sequence number): ties are broken by
 the order in which events were scheduled, so a run is exactly repeatable. Every resource
 is a FIFO server: a flit arriving at time t starts at max(t, free), holds the resource for
 its occupancy and moves on after its latency (plus any pure delay that follows it on the
@@ -28,53 +28,63 @@ READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 
 
+# An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod
+# 2^SEQ_BITS. Keys order events by time, then (for events scheduled fewer than 2^SEQ_BITS
+# events apart, which is every tie in practice) by the order they were scheduled in; the
+# order is a fixed function of the run either way, so runs repeat exactly. One integer per
+# key makes the heap about 2.5 times faster than comparing (time, sequence) pairs.
+SEQ_BITS = 23
+SEQ_MASK = (1 << SEQ_BITS) - 1
+TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
+
+
 @jit(inline=True)
-def _push(heap, n, t, seq, payload):
-    """Insert at the end and move the hole up to its place (a 4-ary heap of rows
-    (time, sequence, payload), one cache line per row)."""
+def _push(hk, hp, n, t, seq, payload):
+    """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
+    if t >= TIME_LIMIT_PS:
+        raise ValueError("the packet engine simulates at most 1.1 s of time")
+    key = (t << SEQ_BITS) | (seq & SEQ_MASK)
     i = n
     while i > 0:
         p = (i - 1) >> 2
-        if heap[p, 0] < t or (heap[p, 0] == t and heap[p, 1] < seq):
+        if hk[p] <= key:
             break
-        heap[i, 0] = heap[p, 0]
-        heap[i, 1] = heap[p, 1]
-        heap[i, 2] = heap[p, 2]
+        hk[i] = hk[p]
+        hp[i] = hp[p]
         i = p
-    heap[i, 0] = t
-    heap[i, 1] = seq
-    heap[i, 2] = payload
+    hk[i] = key
+    hp[i] = payload
     return n + 1
 
 
 @jit(inline=True)
-def _pop(heap, n):
-    """Remove the root; move the last row down from the root's hole."""
-    t, payload = heap[0, 0], heap[0, 2]
+def _pop(hk, hp, n):
+    """Remove the smallest key; the last item moves down from the root's hole."""
+    key, payload = hk[0], hp[0]
     n -= 1
-    lt, ls, lp = heap[n, 0], heap[n, 1], heap[n, 2]
+    last_key, last_payload = hk[n], hp[n]
     i = 0
     while True:
         first = 4 * i + 1
         if first >= n:
             break
         best = first
-        bt, bs = heap[first, 0], heap[first, 1]
-        last = min(first + 4, n)
-        for c in range(first + 1, last):
-            ct = heap[c, 0]
-            if ct < bt or (ct == bt and heap[c, 1] < bs):
-                best, bt, bs = c, ct, heap[c, 1]
-        if lt < bt or (lt == bt and ls < bs):
+        best_key = hk[first]
+        end = first + 4
+        if end > n:
+            end = n
+        for c in range(first + 1, end):
+            if hk[c] < best_key:
+                best = c
+                best_key = hk[c]
+        if last_key <= best_key:
             break
-        heap[i, 0] = bt
-        heap[i, 1] = bs
-        heap[i, 2] = heap[best, 2]
+        hk[i] = best_key
+        hp[i] = hp[best]
         i = best
-    heap[i, 0] = lt
-    heap[i, 1] = ls
-    heap[i, 2] = lp
-    return t, payload, n
+    hk[i] = last_key
+    hp[i] = last_payload
+    return key >> SEQ_BITS, payload, n
 
 
 @jit(inline=True)
@@ -92,7 +102,8 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 def _finish_step(
     s,
     t,
-    heap,
+    hk,
+    hp,
     n,
     seq,
     step_end,
@@ -111,7 +122,7 @@ def _finish_step(
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = _push(heap, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
+        n = _push(hk, hp, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         w = succ[k]
@@ -159,8 +170,8 @@ def run(
 ):
     """Run to completion; returns the number of events handled.
 
-    ``res`` has a row per resource: free-at, occupancy, latency, kind, busy time, flits,
-    longest wait (the last three filled in). ``route`` has a row per route entry: resource,
+    ``res`` has a row per resource: free-at, occupancy, latency, kind, (unused), flits,
+    longest wait (the last two filled in). ``route`` has a row per route entry: resource,
     pure delay after it. Rows keep what one event touches in one cache line.
     """
     nsteps = step_tb.shape[0]
@@ -182,7 +193,8 @@ def run(
     qnext = np.full(nmsg, -1, dtype=np.int64)
     pos = route_start[:-1].copy()
     cap = nmsg + nlo + nsteps + 2
-    heap = np.empty((cap, 3), dtype=np.int64)
+    hk = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int64)
     n = 0
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
@@ -208,13 +220,14 @@ def run(
                 if step_compute[s] > 0:  # a compute-only step, on the CU's compute unit
                     begin = max(t, compute_free[cu])
                     compute_free[cu] = begin + step_compute[s]
-                    n = _push(heap, n, compute_free[cu], seq, s * 4 + EV_STEP)
+                    n = _push(hk, hp, n, compute_free[cu], seq, s * 4 + EV_STEP)
                     seq += 1
                 else:
                     n, seq, nready = _finish_step(
                         s,
                         t,
-                        heap,
+                        hk,
+                        hp,
                         n,
                         seq,
                         step_end,
@@ -249,12 +262,12 @@ def run(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(heap, n, t + msg_pre[m], seq, m * 4 + EV_ROUTE)
+                n = _push(hk, hp, n, t + msg_pre[m], seq, m * 4 + EV_ROUTE)
                 seq += 1
         ntouched = 0
         if n == 0:
             break
-        t, payload, n = _pop(heap, n)
+        t, payload, n = _pop(hk, hp, n)
         events += 1
         kind = payload & 3
         arg = payload >> 2
@@ -271,7 +284,6 @@ def run(
                 elif start - t > res[e, 6]:
                     res[e, 6] = start - t
                 res[e, 0] = start + res[e, 1]
-                res[e, 4] += res[e, 1]
                 res[e, 5] += 1
                 k = res[e, 3]
                 leave = start + res[e, 2]
@@ -282,7 +294,7 @@ def run(
                     msg_dst_in[m] = leave
                 elif k == STACK:
                     msg_stack_in[m] = t
-                n = _push(heap, n, leave + route[p, 1], seq, payload)
+                n = _push(hk, hp, n, leave + route[p, 1], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
@@ -312,7 +324,8 @@ def run(
                             n, seq, nready = _finish_step(
                                 s,
                                 t,
-                                heap,
+                                hk,
+                                hp,
                                 n,
                                 seq,
                                 step_end,
@@ -329,13 +342,13 @@ def run(
                     elif lineop_compute[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute[lo]
-                        n = _push(heap, n, compute_free[cu], seq, lo * 4 + EV_COMPUTE)
+                        n = _push(hk, hp, n, compute_free[cu], seq, lo * 4 + EV_COMPUTE)
                         seq += 1
                     else:
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = _push(heap, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
+            n = _push(hk, hp, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
             seq += 1
         elif kind == EV_COMPUTE:
             lo = arg
@@ -349,7 +362,8 @@ def run(
             n, seq, nready = _finish_step(
                 arg,
                 t,
-                heap,
+                hk,
+                hp,
                 n,
                 seq,
                 step_end,
@@ -380,7 +394,8 @@ def run(
                     n, seq, nready = _finish_step(
                         s,
                         t,
-                        heap,
+                        hk,
+                        hp,
                         n,
                         seq,
                         step_end,

@@ -97,7 +97,7 @@ def simulate(lowered: Lowered) -> Trace:
         lowered=lowered,
         events=int(events),
         wall_s=wall,
-        res_busy=rows[:, 4].copy(),
+        res_busy=rows[:, 5] * rows[:, 1],  # every flit holds a resource for its occupancy
         res_flits=rows[:, 5].copy(),
         res_wait_max=rows[:, 6].copy(),
         **out,
