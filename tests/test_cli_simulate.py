@@ -92,3 +92,38 @@ def test_headline(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "headline.csv")
     assert list(table["config"]) == ["UA", "NAP+NAR"]
     assert (tmp_path / "fig10.png").stat().st_size > 10_000
+
+
+def test_heatmap_draws_the_loaded_links(tmp_path, capsys):
+    from matplotlib.figure import Figure
+
+    import nunasim.plotting.heatmap as heatmap
+
+    drawn = {}
+    original = heatmap.draw_heatmap
+
+    def spy(*args, **kwargs) -> Figure:
+        figure = original(*args, **kwargs)
+        drawn["arrows"] = sum(1 for a in figure.axes[0].texts if a.get_gid() == "link-load")
+        return figure
+
+    heatmap.draw_heatmap = spy
+    try:
+        out = tmp_path / "heat.png"
+        code, _, _ = run(
+            capsys,
+            "simulate",
+            "--gpus",
+            "4",
+            "--size",
+            "64kB",
+            "--config",
+            "UA",
+            "--heatmap",
+            str(out),
+        )
+    finally:
+        heatmap.draw_heatmap = original
+    assert code == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert drawn["arrows"] > 20  # stores cross many links of GPU 0
