@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
 from nunasim.cli.options import parse_granularity
@@ -133,8 +135,14 @@ def simulate_command(
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
     )
+    # A progress bar over the phases, on a terminal only (the engine itself runs compiled).
+    bar = tqdm(total=2, desc="placing", disable=not sys.stderr.isatty(), leave=False)
     placement = scenario.placement()
+    bar.update(1)
+    bar.set_description("simulating")
     result = scenario.run(placement)
+    bar.update(1)
+    bar.close()
     summary = result.summary()
     summary.update(
         {

@@ -99,25 +99,10 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 
 
 @jit(inline=True)
-def _finish_step(
-    s,
-    t,
-    hk,
-    hp,
-    n,
-    seq,
-    step_end,
-    flag_start,
-    flag_msg,
-    msg_issue,
-    msg_pre,
-    succ_start,
-    succ,
-    wait,
-    ready,
-    nready,
-):
-    """Step ``s`` is done at ``t``: send its flags, release its successors."""
+def _finish_step(s, t, hk, hp, n, seq, nready, steps):
+    """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
+    the step bookkeeping arrays (see ``run``)."""
+    step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready = steps
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
@@ -199,6 +184,7 @@ def run(
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
     nready = 0
+    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready)
     touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
     is_touched = np.zeros(ncus, dtype=np.bool_)
@@ -223,24 +209,7 @@ def run(
                     n = _push(hk, hp, n, compute_free[cu], seq, s * 4 + EV_STEP)
                     seq += 1
                 else:
-                    n, seq, nready = _finish_step(
-                        s,
-                        t,
-                        hk,
-                        hp,
-                        n,
-                        seq,
-                        step_end,
-                        flag_start,
-                        flag_msg,
-                        msg_issue,
-                        msg_pre,
-                        succ_start,
-                        succ,
-                        wait,
-                        ready,
-                        nready,
-                    )
+                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
                 continue
             for lo in range(lineop_start[s], lineop_start[s + 1]):
                 if lineop_msgs[lo, 1] > lineop_msgs[lo, 0]:
@@ -321,24 +290,7 @@ def run(
                         s = lineop_step[lo]
                         step_left[s] -= 1
                         if step_left[s] == 0:
-                            n, seq, nready = _finish_step(
-                                s,
-                                t,
-                                hk,
-                                hp,
-                                n,
-                                seq,
-                                step_end,
-                                flag_start,
-                                flag_msg,
-                                msg_issue,
-                                msg_pre,
-                                succ_start,
-                                succ,
-                                wait,
-                                ready,
-                                nready,
-                            )
+                            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
                     elif lineop_compute[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute[lo]
@@ -359,24 +311,7 @@ def run(
                 touched[ntouched] = cu
                 ntouched += 1
         elif kind == EV_STEP:
-            n, seq, nready = _finish_step(
-                arg,
-                t,
-                hk,
-                hp,
-                n,
-                seq,
-                step_end,
-                flag_start,
-                flag_msg,
-                msg_issue,
-                msg_pre,
-                succ_start,
-                succ,
-                wait,
-                ready,
-                nready,
-            )
+            n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]
@@ -391,22 +326,5 @@ def run(
                 s = lineop_step[lo]
                 step_left[s] -= 1
                 if step_left[s] == 0:
-                    n, seq, nready = _finish_step(
-                        s,
-                        t,
-                        hk,
-                        hp,
-                        n,
-                        seq,
-                        step_end,
-                        flag_start,
-                        flag_msg,
-                        msg_issue,
-                        msg_pre,
-                        succ_start,
-                        succ,
-                        wait,
-                        ready,
-                        nready,
-                    )
+                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
     return events
