@@ -78,10 +78,9 @@ def test_single_store_equals_the_oracle_to_the_picosecond(socket, plane_ps, port
     stack = socket.stacks[amap.stack_of(int(lowered.msg_address[read]))]
     assert trace.msg_done[read] - trace.msg_issue[read] == (
         socket.l1_latency_ps
-        + 2 * socket.path_latency_ps(cu_router, stack.router)
-        - socket.path_latency_ps(cu_router, stack.router)
-        + socket.path_latency_ps(stack.router, cu_router)
+        + socket.path_latency_ps(cu_router, stack.router)  # the request
         + stack.latency_ps
+        + socket.path_latency_ps(stack.router, cu_router)  # the data coming back
     )
     # When no flit ever waited (a flag can catch up with its own store on a link whose
     # serialisation is far longer than its hop latency), the run takes exactly its
