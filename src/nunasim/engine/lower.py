@@ -37,7 +37,6 @@ from nunasim.units import transfer_ps
 
 # message kinds
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
-KIND_NAMES = ("read", "load", "write", "store", "flag")
 # resource kinds
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")

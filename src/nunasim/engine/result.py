@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import KIND_NAMES, RESOURCE_NAMES, STORE
+from nunasim.engine.lower import RESOURCE_NAMES, STORE
 from nunasim.engine.packet.engine import Trace
 from nunasim.units import PS_PER_NS
 
@@ -122,5 +122,3 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         lower_bound_ps=lower_bound_ps,
     )
 
-
-__all__ = ["KIND_NAMES", "SimResult", "build_result"]

@@ -7,7 +7,6 @@ from importlib import resources
 from pathlib import Path
 
 from nunasim.engine.lower import DTYPE_BYTES
-from nunasim.errors import ConfigError
 from nunasim.io.files import read_text
 from nunasim.io.presets import load_yaml
 from nunasim.io.schema import Node, integer, text
@@ -35,5 +34,3 @@ def load_gemm_tile(path: str | Path | None = None) -> GemmTile:
     root.close()
     return GemmTile(dtype=dtype, dtype_bytes=DTYPE_BYTES[dtype], **sizes)
 
-
-__all__ = ["ConfigError", "load_gemm_tile"]
