@@ -4,7 +4,10 @@ For example ``allgather:direct:gpus=8:tbs=56``. Every parameter but ``gpus`` has
 
 - direct algorithms: ``tbs = gpus - 1`` (one threadblock per peer, the paper's
   low-parallelism point) and ``chunks`` (per peer block) just enough to give every
-  threadblock work, ``ceil(tbs / (gpus - 1))``;
+  threadblock work, ``ceil(tbs / (gpus - 1))``. One per peer is the best-performing count
+  for 100 kB collectives on ``nextgen-4die`` under UA; at 1 MB two or four per peer do
+  better, and NAP+NAR often prefers four or eight (docs/engine.md). The experiments
+  therefore sweep the count per configuration, as the paper does;
 - ``allreduce:onepass``: ``tbs = gpus - 1``, ``chunks = gpus`` (chunks of the whole buffer);
 - ring algorithms: ``tbs = 1`` channel and ``chunks = tbs``.
 """
