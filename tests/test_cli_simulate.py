@@ -127,3 +127,36 @@ def test_heatmap_draws_the_loaded_links(tmp_path, capsys):
     assert code == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
     assert drawn["arrows"] > 20  # stores cross many links of GPU 0
+
+
+def test_fig9_table_and_picture(tmp_path, capsys):
+    table, picture = tmp_path / "f9.csv", tmp_path / "f9.png"
+    code, out, _ = run(
+        capsys,
+        "fig9",
+        "--collectives",
+        "allgather,alltoall",
+        "--sizes",
+        "64kB",
+        "--gpus",
+        "4",
+        "--configs",
+        "UA+NAR,NAP+NAR",
+        "--tbs-per-peer",
+        "1",
+        "-o",
+        str(table),
+        "--png",
+        str(picture),
+    )
+    assert code == 0 and "4 GPUs allgather 64kB" in out
+    data = pd.read_csv(table)
+    assert len(data) == 2 * 3  # two collectives x (UA and two configurations)
+    assert (data[data["config"] == "UA"]["speedup_vs_ua"] == 1.0).all()
+    assert picture.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fig9_bad_input(capsys):
+    assert run(capsys, "fig9", "--collectives", "gather")[0] == 2
+    assert run(capsys, "fig9", "--configs", "NAP+NOTHING")[0] == 2
+    assert run(capsys, "fig9", "--gpus", "one")[0] == 2

@@ -20,6 +20,7 @@ COMMANDS = {
     "place": "nunasim.cli.place:place_command",
     "simulate": "nunasim.cli.simulate:simulate_command",
     "headline": "nunasim.cli.headline:headline_command",
+    "fig9": "nunasim.cli.fig9:fig9_command",
     "noc": "nunasim.cli.noc:noc_command",
 }
 

@@ -121,4 +121,3 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         bytes_delivered=len(stores) * lo.line_bytes,
         lower_bound_ps=lower_bound_ps,
     )
-

@@ -33,4 +33,3 @@ def load_gemm_tile(path: str | Path | None = None) -> GemmTile:
     tile.close()
     root.close()
     return GemmTile(dtype=dtype, dtype_bytes=DTYPE_BYTES[dtype], **sizes)
-

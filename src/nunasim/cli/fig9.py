@@ -1,0 +1,103 @@
+"""``nunasim fig9``: speedups over UA across collectives, sizes and pod sizes (Fig. 9)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
+from nunasim.errors import ConfigError
+from nunasim.experiments.microbench import ALGORITHM, speedup_table
+from nunasim.io.presets import load_preset
+from nunasim.io.results import write_table
+from nunasim.policies.place import CONFIGURATIONS
+from nunasim.units import format_size, parse_size
+
+
+def _list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@click.command("fig9")
+@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@click.option("--collectives", default="allgather,allreduce,alltoall", show_default=True)
+@click.option("--sizes", default="100kB,1MB", show_default=True, help="Comma-separated sizes.")
+@click.option("--gpus", default="8", show_default=True, help="Comma-separated pod sizes.")
+@click.option("--configs", default="UA+NAR,NUMA+NAR,NAP+NAR", show_default=True)
+@click.option(
+    "--tbs-per-peer",
+    default="1,2,4",
+    show_default=True,
+    help="Threadblocks per peer to try; the fastest is kept per configuration.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("fig9.csv"),
+    show_default=True,
+    help="The table (.csv or .parquet).",
+)
+@click.option(
+    "--png",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Draw the speedups.",
+)
+def fig9_command(
+    preset_name: str,
+    collectives: str,
+    sizes: str,
+    gpus: str,
+    configs: str,
+    tbs_per_peer: str,
+    output: Path,
+    png: Path | None,
+) -> None:
+    """Speedup of each configuration over UA for direct collectives (paper Fig. 9), each
+    configuration with its best threadblock count."""
+    if png is not None and png.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(png))
+    names = _list(collectives)
+    for name in names:
+        if name not in ALGORITHM:
+            raise ConfigError(f"unknown collective {name!r} (known: {', '.join(ALGORITHM)})")
+    wanted = _list(configs)
+    for config in wanted:
+        if config not in CONFIGURATIONS:
+            raise ConfigError(f"unknown configuration {config!r}")
+    try:
+        pods = [int(g) for g in _list(gpus)]
+        per_peer = [int(k) for k in _list(tbs_per_peer)]
+    except ValueError:
+        raise ConfigError("--gpus and --tbs-per-peer take whole numbers") from None
+    if any(g < 2 for g in pods) or any(k < 1 for k in per_peer):
+        raise ConfigError("pods need at least 2 GPUs and at least 1 threadblock per peer")
+    byte_sizes = [parse_size(s) for s in _list(sizes)]
+    preset = load_preset(preset_name)
+    runs = len(names) * len(byte_sizes) * len(pods) * (len(set(wanted) - {"UA"}) + 1)
+    bar = tqdm(total=runs, desc="fig9", disable=not sys.stderr.isatty(), leave=False)
+
+    def progress(what: str) -> None:
+        bar.set_postfix_str(what)
+        bar.update(1)
+
+    table = speedup_table(preset, names, byte_sizes, pods, wanted, per_peer, progress)
+    bar.close()
+    write_table(table, output)
+    if png is not None:
+        from nunasim.plotting.speedups import draw_speedups
+
+        save_figure(draw_speedups(table, f"Speedup over UA on {preset.name}"), png)
+    pivot = table.pivot_table(
+        index=["gpus", "collective", "size_bytes"],
+        columns="config",
+        values="speedup_vs_ua",
+        sort=False,
+    )
+    pivot.index = [f"{g} GPUs {c} {format_size(int(s))}" for g, c, s in pivot.index]
+    click.echo(pivot.round(3).to_string())
+    click.echo(f"wrote {output}" + (f" and {png}" if png else ""))
