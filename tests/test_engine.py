@@ -233,3 +233,15 @@ def test_flags_follow_the_data_they_announce():
     for f in flags:
         step = lowered.msg_target[f]
         assert trace.step_begin[step] >= trace.msg_done[f]
+
+
+def test_oversized_runs_are_refused_before_lowering():
+    from nunasim.engine.lower import count_messages
+    from nunasim.errors import ConfigError
+
+    plan = builtin_plan("allgather:direct:gpus=4")
+    placement = place(plan, 1_000_000, POD, "UA")
+    expected = count_messages(plan, placement.lines_per_chunk)
+    assert expected == lower(POD, plan, placement).messages
+    with pytest.raises(ConfigError, match="more than the packet engine's limit"):
+        lower(POD, plan, placement, max_messages=expected - 1)

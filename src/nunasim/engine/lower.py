@@ -31,6 +31,7 @@ from itertools import chain
 import numpy as np
 
 from nunasim.collectives.plan import Plan
+from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
 from nunasim.policies.placement import BackgroundLoad, GemmTile, Placement
 from nunasim.units import transfer_ps
@@ -266,12 +267,28 @@ def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
     return max(1, round((sources - 1) * elements / per_cu * 1e12))
 
 
+# About 300 bytes of arrays per message once lowered (and more while lowering), so 20 M
+# messages is several GB: beyond that the packet engine is the wrong tool.
+MAX_MESSAGES = 20_000_000
+
+
+def count_messages(plan: Plan, lines_per_chunk: int) -> int:
+    """How many messages lowering ``plan`` would make (before any background work)."""
+    total = 0
+    for _, step in plan.steps():
+        per_line = len(step.reads) + len(step.loads) + len(step.writes) + len(step.sends)
+        total += step.count * lines_per_chunk * per_line if step.combines else 0
+        total += sum(1 for x in step.sends if plan.transfers[x].receiver is not None)  # flags
+    return total
+
+
 def lower(
     pod: Pod,
     plan: Plan,
     placement: Placement,
     dtype: str = "bf16",
     background: BackgroundLoad | None = None,
+    max_messages: int = MAX_MESSAGES,
 ) -> Lowered:
     """Arrays for the engines. ``dtype`` sets the element size of reductions;
     ``background`` adds a GEMM's threadblocks beside the collective's."""
@@ -280,6 +297,16 @@ def lower(
     socket = pod.socket
     b = _Builder(pod, placement, plan.ngpus)
     lines = placement.lines_per_chunk
+    expected = count_messages(plan, lines)
+    if background is not None:
+        per_tile = sum(len(a) for a in background.inputs) + sum(len(a) for a in background.outputs)
+        expected += per_tile * plan.ngpus
+    if expected > max_messages:
+        raise ConfigError(
+            f"this run would simulate {expected:,} messages (one per line for every source "
+            f"and destination), more than the packet engine's limit of {max_messages:,}: "
+            "use a smaller collective size or fewer GPUs"
+        )
 
     tb_base = np.cumsum([0, *plan.threadblocks_per_gpu])
     step_base: dict[tuple[int, int], int] = {}
