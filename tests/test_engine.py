@@ -14,7 +14,7 @@ from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import check_plan
 from nunasim.collectives.plan import Buffer, Chunks, Collective
-from nunasim.engine.analytic import critical_path_ps, store_latency_ps
+from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
 from nunasim.engine.lower import FLAG, READ, STORE, WRITE, lower
 from nunasim.engine.packet.engine import simulate
 from nunasim.hardware import Pod
@@ -245,3 +245,39 @@ def test_oversized_runs_are_refused_before_lowering():
     assert expected == lower(POD, plan, placement).messages
     with pytest.raises(ConfigError, match="more than the packet engine's limit"):
         lower(POD, plan, placement, max_messages=expected - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sockets(max_width=8, max_height=4),
+    st.sampled_from(
+        [
+            "allgather:direct",
+            "reducescatter:direct",
+            "allreduce:direct",
+            "alltoall:direct",
+            "allgather:ring",
+            "allreduce:ring",
+        ]
+    ),
+    st.integers(2, 4),
+    st.integers(1, 6),
+    st.sampled_from(["UA", "UA+NAR", "NUMA", "NAP", "NAP+NAR", "NAP*"]),
+    st.integers(0, 600_000),
+    st.integers(0, 3),
+)
+def test_random_scenarios_finish_and_respect_the_bound(
+    socket, algorithm, gpus, lines, config, plane_ps, seed
+):
+    """On random floorplans, plans, sizes and configurations: every step and message
+    finishes, nothing beats the analytic lower bound, and every store is delivered."""
+    pod = Pod(socket, gpus, plane_ps, 50e9)
+    plan = builtin_plan(f"{algorithm}:gpus={gpus}")
+    size = plan.chunks_per_size * lines * socket.line_bytes
+    placement = place(plan, size, pod, config, max(socket.valid_granularities), seed)
+    lowered = lower(pod, plan, placement)
+    trace = simulate(lowered)
+    assert (trace.step_end >= 0).all() and (trace.msg_done >= 0).all()
+    assert int(trace.step_end.max()) >= lower_bound_ps(lowered)
+    stores = lowered.msg_kind == STORE
+    assert (trace.msg_done[stores] - trace.msg_issue[stores] > 0).all()

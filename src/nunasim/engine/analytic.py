@@ -7,8 +7,9 @@
   description alone, independently of the engine's routes.
 - ``lower_bound_ps``: the largest of (a) the zero-load critical path of the plan's steps,
   where a step takes at least its slowest line's fetch, reduction and delivery (with
-  acknowledgement) and a flag takes its zero-load route, and (b) every resource's flits
-  times its occupancy.
+  acknowledgement) and a flag takes its zero-load route, and (b) for every resource the
+  departure of the last of its n flits: (n - 1) occupancies and one latency (counting the
+  collective's messages only, not a background GEMM's).
 """
 
 from __future__ import annotations
@@ -69,11 +70,26 @@ def critical_path_ps(lowered: Lowered) -> int:
             waiting[w] -= 1
             if waiting[w] == 0:
                 ready.append(w)
-    return int(finish.max()) if lo.steps else 0
+    collective = ~lo.step_background
+    return int(finish[collective].max()) if collective.any() else 0
 
 
 def lower_bound_ps(lowered: Lowered) -> int:
     lo = lowered
-    flits = np.bincount(lo.route, minlength=len(lo.resources.occ))
-    resource = int((flits * lo.resources.occ).max()) if len(flits) else 0
+    # Only the collective's own messages: background work may finish after it.
+    owner_step = np.where(lo.msg_lineop >= 0, lo.lineop_step[np.maximum(lo.msg_lineop, 0)], -1)
+    flag_owner = np.repeat(np.arange(lo.steps), np.diff(lo.flag_start))
+    owner_step[lo.flag_msg] = flag_owner
+    mine = ~lo.step_background[owner_step]
+    per_message = np.diff(lo.route_start)
+    entries = lo.route[np.repeat(mine, per_message)]
+    flits = np.bincount(entries, minlength=len(lo.resources.occ))
+    # The last of n flits through a resource starts at least (n - 1) occupancies after the
+    # first and leaves after the resource's latency; the run ends after that.
+    used = flits > 0
+    resource = (
+        int(((flits[used] - 1) * lo.resources.occ[used] + lo.resources.lat[used]).max())
+        if used.any()
+        else 0
+    )
     return max(critical_path_ps(lo), resource)
