@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 
 import pandas as pd
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.result import SimResult
 from nunasim.hardware import Preset
+from nunasim.io.presets import load_yaml
 from nunasim.scenario import Scenario
 
-PAPER_FIG10_NS = {"UA": (920.0, 1320.0), "NAP+NAR": (780.0, 1180.0)}
+
+def paper_fig10_ns() -> dict[str, tuple[float, float]]:
+    """The paper's Fig. 10 (mean, max) store latencies per configuration (``paper.yaml``)."""
+    text = resources.files("nunasim.experiments").joinpath("paper.yaml").read_text()
+    fig10 = load_yaml(text, "builtin:paper.yaml")["fig10"]
+    return {config: (float(v["mean_ns"]), float(v["max_ns"])) for config, v in fig10.items()}
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ def run_headline(
     else:
         candidates = [builtin_plan(plan_name, tbs=k * (base.ngpus - 1)) for k in tbs_per_peer]
     rows, results = [], {}
+    paper_figures = paper_fig10_ns()
     for config in configs:
         best = None
         for plan in candidates:
@@ -63,7 +71,7 @@ def run_headline(
         plan, result = best
         results[config] = result
         latency = result.store_latency_ns()
-        paper = PAPER_FIG10_NS.get(config, (float("nan"), float("nan")))
+        paper = paper_figures.get(config, (float("nan"), float("nan")))
         rows.append(
             {
                 "config": config,

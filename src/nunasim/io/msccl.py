@@ -275,40 +275,39 @@ def _check_numbering(reader: _Reader, gpus: list[_XGpu], ngpus: int) -> None:
                     raise reader.error(f"depid={step.depid} is neither -1 nor a threadblock", where)
 
 
-def _pair(reader: _Reader, gpus: list[_XGpu]) -> dict[tuple[int, int, int], tuple[int, int, int]]:
-    """Receive step (gpu, tb, step) -> matching send step, FIFO per connection."""
-    sends: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-    recvs: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-    owner_send: dict[tuple[int, int, int], int] = {}
-    owner_recv: dict[tuple[int, int, int], int] = {}
+def _connections(
+    reader: _Reader, gpus: list[_XGpu], sending: bool
+) -> dict[tuple[int, int, int], list[tuple[int, int, int]]]:
+    """(sender, receiver, channel) -> the send-type (or receive-type) steps on it, in order.
+
+    A connection end belongs to one threadblock; two threadblocks of a GPU on the same
+    connection would leave their order on it ambiguous, so that is an error."""
+    ops = SEND_OPS if sending else RECV_OPS
+    steps: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    owner: dict[tuple[int, int, int], int] = {}
     for gpu in gpus:
         for tb in gpu.tbs:
-            if tb.send >= 0:
-                key = (gpu.id, tb.send, tb.chan)
-                if key in owner_send and any(s.op in SEND_OPS for s in tb.steps):
-                    raise reader.error(
-                        f"tb {owner_send[key]} and tb {tb.id} both send to gpu {tb.send} on "
-                        f"channel {tb.chan}, so their order on the connection is ambiguous",
-                        f"gpu {gpu.id} tb {tb.id}",
-                    )
-                if any(s.op in SEND_OPS for s in tb.steps):
-                    owner_send[key] = tb.id
-                sends.setdefault(key, []).extend(
-                    (gpu.id, tb.id, s.s) for s in tb.steps if s.op in SEND_OPS
+            peer = tb.send if sending else tb.recv
+            mine = [s for s in tb.steps if s.op in ops]
+            if peer < 0 or not mine:
+                continue
+            key = (gpu.id, peer, tb.chan) if sending else (peer, gpu.id, tb.chan)
+            if key in owner:
+                verb = f"send to gpu {peer}" if sending else f"receive from gpu {peer}"
+                raise reader.error(
+                    f"tb {owner[key]} and tb {tb.id} both {verb} on channel {tb.chan}, so "
+                    "their order on the connection is ambiguous",
+                    f"gpu {gpu.id} tb {tb.id}",
                 )
-            if tb.recv >= 0:
-                key = (tb.recv, gpu.id, tb.chan)
-                if key in owner_recv and any(s.op in RECV_OPS for s in tb.steps):
-                    raise reader.error(
-                        f"tb {owner_recv[key]} and tb {tb.id} both receive from gpu {tb.recv} on "
-                        f"channel {tb.chan}, so their order on the connection is ambiguous",
-                        f"gpu {gpu.id} tb {tb.id}",
-                    )
-                if any(s.op in RECV_OPS for s in tb.steps):
-                    owner_recv[key] = tb.id
-                recvs.setdefault(key, []).extend(
-                    (gpu.id, tb.id, s.s) for s in tb.steps if s.op in RECV_OPS
-                )
+            owner[key] = tb.id
+            steps.setdefault(key, []).extend((gpu.id, tb.id, s.s) for s in mine)
+    return steps
+
+
+def _pair(reader: _Reader, gpus: list[_XGpu]) -> dict[tuple[int, int, int], tuple[int, int, int]]:
+    """Receive step (gpu, tb, step) -> matching send step, FIFO per connection."""
+    sends = _connections(reader, gpus, sending=True)
+    recvs = _connections(reader, gpus, sending=False)
     matched: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     for key in sorted(set(sends) | set(recvs)):
         out, into = sends.get(key, []), recvs.get(key, [])

@@ -88,6 +88,16 @@ def _pop(hk, hp, n):
 
 
 @jit(inline=True)
+def _touch(cu, is_touched, touched, ntouched):
+    """Note that CU ``cu`` may issue (its queue grew or its window opened)."""
+    if not is_touched[cu]:
+        is_touched[cu] = True
+        touched[ntouched] = cu
+        ntouched += 1
+    return ntouched
+
+
+@jit(inline=True)
 def _enqueue(qhead, qtail, qnext, cu, first, end):
     """Append messages first..end-1 to the CU's issue queue."""
     for m in range(first, end):
@@ -216,10 +226,7 @@ def run(
                     _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 0], lineop_msgs[lo, 1])
                 else:  # nothing to fetch: deliver at once
                     _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
-            if not is_touched[cu]:
-                is_touched[cu] = True
-                touched[ntouched] = cu
-                ntouched += 1
+            ntouched = _touch(cu, is_touched, touched, ntouched)
         # Issue from every touched CU as far as its window allows.
         for i in range(ntouched):
             cu = touched[i]
@@ -279,10 +286,7 @@ def run(
             if mk <= LOAD:  # READ or LOAD: the data is back at the CU
                 cu = msg_cu[m]
                 inflight[cu] -= 1
-                if not is_touched[cu]:
-                    is_touched[cu] = True
-                    touched[ntouched] = cu
-                    ntouched += 1
+                ntouched = _touch(cu, is_touched, touched, ntouched)
                 lo = msg_lineop[m]
                 lo_sources[lo] -= 1
                 if lo_sources[lo] == 0:
@@ -306,20 +310,14 @@ def run(
             lo = arg
             cu = msg_cu[lineop_msgs[lo, 1]]
             _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
-            if not is_touched[cu]:
-                is_touched[cu] = True
-                touched[ntouched] = cu
-                ntouched += 1
+            ntouched = _touch(cu, is_touched, touched, ntouched)
         elif kind == EV_STEP:
             n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]
             inflight[cu] -= 1
-            if not is_touched[cu]:
-                is_touched[cu] = True
-                touched[ntouched] = cu
-                ntouched += 1
+            ntouched = _touch(cu, is_touched, touched, ntouched)
             lo = msg_lineop[m]
             lo_sinks[lo] -= 1
             if lo_sinks[lo] == 0:
