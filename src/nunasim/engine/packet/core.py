@@ -263,13 +263,14 @@ def run(
                 res[e, 5] += 1
                 k = res[e, 3]
                 leave = start + res[e, 2]
-                if k == EGRESS:
-                    msg_port_in[m] = t
-                    msg_port_out[m] = leave
-                elif k == PLANE_OUT:
-                    msg_dst_in[m] = leave
-                elif k == STACK:
-                    msg_stack_in[m] = t
+                if k != LINK:  # most hops are links, which stamp nothing
+                    if k == EGRESS:
+                        msg_port_in[m] = t
+                        msg_port_out[m] = leave
+                    elif k == PLANE_OUT:
+                        msg_dst_in[m] = leave
+                    elif k == STACK:
+                        msg_stack_in[m] = t
                 n = _push(hk, hp, n, leave + route[p, 1], seq, payload)
                 seq += 1
                 continue
