@@ -14,7 +14,6 @@ from nunasim.engine.noc import (
     link_flits_per_cycle,
     route_table,
     run_noc,
-    simulate_noc,
     transpose_destinations,
     uniform_bound,
 )
@@ -100,7 +99,7 @@ def test_a_lone_packet_takes_exactly_its_path_latency(small):
 def test_accepted_equals_offered_below_saturation(preset, traffic, flits, share):
     socket = load_preset(preset).socket
     rate = min(1.0, share * channel_bound(socket, traffic))
-    result = simulate_noc(socket, traffic, rate, flits, cycles=2000, warmup=500, seed=1)
+    result = run_noc(socket, traffic, rate, flits, cycles=2000, warmup=500, seed=1).result()
     assert result.offered_flits_per_node_cycle == pytest.approx(
         rate * _sending(socket, traffic), rel=0.1
     )
@@ -197,7 +196,7 @@ def test_throughput_above_the_bound_stays_below_it(big):
     # With infinite buffers and no back-pressure, flows that avoid the saturated links
     # keep their full rate, so the total accepted throughput can exceed the uniform bound
     # far past saturation (docs/noc.md): only the uniform-traffic share is bounded.
-    below = simulate_noc(big, "uniform", 0.9 * bound, 1, cycles=2000, warmup=500, seed=4)
+    below = run_noc(big, "uniform", 0.9 * bound, 1, cycles=2000, warmup=500, seed=4).result()
     assert not below.saturated
 
 
@@ -293,7 +292,7 @@ def test_hotspot_share(small):
 )
 def test_bad_input_is_a_config_error(small, kwargs):
     with pytest.raises(ConfigError):
-        simulate_noc(small, **{"cycles": 100, **kwargs})
+        run_noc(small, **{"cycles": 100, **kwargs}).result()
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from nunasim.engine.noc import TRAFFIC_PATTERNS, simulate_noc
+from nunasim.engine.noc import TRAFFIC_PATTERNS, run_noc
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh
 from nunasim.io.presets import load_preset
@@ -82,7 +82,7 @@ def noc_command(
     mesh = socket.mesh
     hotspot = parse_router(hotspot_text, mesh) if hotspot_text is not None else None
     started = time.perf_counter()
-    result = simulate_noc(
+    result = run_noc(
         socket,
         traffic=traffic,
         rate=rate,
@@ -92,7 +92,7 @@ def noc_command(
         seed=seed,
         hotspot_fraction=hotspot_fraction,
         hotspot=hotspot,
-    )
+    ).result()
     wall = time.perf_counter() - started
     summary = result.as_dict()
     summary.update(

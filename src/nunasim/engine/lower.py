@@ -217,39 +217,44 @@ class _Builder:
         ]
         return Route(self.socket.l1_latency_ps, ids, [0] * len(ids), self.latency(sr, cu_router))
 
+    def _across(
+        self, src: int, dst: int, port: int, before: list[int], after: list[int]
+    ) -> tuple[list[int], list[int]]:
+        """Resources and post delays of a path that leaves ``src`` by ``port`` and enters
+        ``dst`` by the same port ordinal: the plane's latency follows the egress port."""
+        ids = [
+            *before,
+            self.egress0 + src * self.ports + port,
+            self.plane0 + dst * self.ports + port,
+            *after,
+        ]
+        post = [0] * len(ids)
+        post[len(before)] = self.pod.plane_latency_ps
+        return ids, post
+
     def _store_route(self, gpu: int, cu_router: int, dst: int, port: int, stack: int) -> Route:
         pr, sr = self.port_router[port], self.stack_router[stack]
-        first = [
-            self.inject(gpu, cu_router),
-            *self.path(gpu, cu_router, pr),
-            self.egress0 + gpu * self.ports + port,
-        ]
-        second = [
-            self.plane0 + dst * self.ports + port,
-            *self.path(dst, pr, sr),
-            self.stack_res(dst, stack),
-        ]
-        post = [0] * (len(first) + len(second))
-        post[len(first) - 1] = self.pod.plane_latency_ps
+        ids, post = self._across(
+            gpu,
+            dst,
+            port,
+            [self.inject(gpu, cu_router), *self.path(gpu, cu_router, pr)],
+            [*self.path(dst, pr, sr), self.stack_res(dst, stack)],
+        )
         ack = self.latency(sr, pr) + self.pod.plane_latency_ps + self.latency(pr, cu_router)
-        return Route(self.socket.l1_latency_ps, first + second, post, ack)
+        return Route(self.socket.l1_latency_ps, ids, post, ack)
 
     def _load_route(self, gpu: int, cu_router: int, src: int, port: int, stack: int) -> Route:
         pr, sr = self.port_router[port], self.stack_router[stack]
         request = self.latency(cu_router, pr) + self.pod.plane_latency_ps + self.latency(pr, sr)
-        first = [
-            self.stack_res(src, stack),
-            *self.path(src, sr, pr),
-            self.egress0 + src * self.ports + port,
-        ]
-        second = [
-            self.plane0 + gpu * self.ports + port,
-            *self.path(gpu, pr, cu_router),
-            self.eject(gpu, cu_router),
-        ]
-        post = [0] * (len(first) + len(second))
-        post[len(first) - 1] = self.pod.plane_latency_ps
-        return Route(self.socket.l1_latency_ps + request, first + second, post, 0)
+        ids, post = self._across(
+            src,
+            gpu,
+            port,
+            [self.stack_res(src, stack), *self.path(src, sr, pr)],
+            [*self.path(gpu, pr, cu_router), self.eject(gpu, cu_router)],
+        )
+        return Route(self.socket.l1_latency_ps + request, ids, post, 0)
 
 
 def _gemm_ps(pod: Pod, tile: GemmTile) -> int:

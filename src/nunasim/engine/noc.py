@@ -625,20 +625,3 @@ def run_noc(
         events=int(events),
         link_busy_ps=link_busy,
     )
-
-
-def simulate_noc(
-    socket: Socket,
-    traffic: str = "uniform",
-    rate: float = 0.1,
-    packet_flits: int = 1,
-    cycles: int = 10_000,
-    warmup: int = 1_000,
-    seed: int = 0,
-    hotspot_fraction: float = 0.2,
-    hotspot: int | None = None,
-) -> NocResult:
-    """Run synthetic traffic and summarise it (``run_noc(...).result()``)."""
-    return run_noc(
-        socket, traffic, rate, packet_flits, cycles, warmup, seed, hotspot_fraction, hotspot
-    ).result()
