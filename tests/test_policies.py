@@ -1,6 +1,7 @@
 """Placement and routing policies: one contract every configuration honours, then the
 properties of NAR and NAP, and the paper's orderings of zero-load hops."""
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -22,6 +23,7 @@ from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod
 SOCKET = POD.socket
+ROTATION = dataclasses.replace(SOCKET, port_hash="rotation")
 
 CONTRACT_PLANS = [
     ("allgather:direct:gpus=8", "1MB"),
@@ -70,6 +72,15 @@ def test_budgets_hold_unless_a_fallback_was_counted(placed):
             assert (used <= capacity).all()
 
 
+def _expected_pages(chunks, placement):
+    cb, page, line = placement.chunk_bytes, SOCKET.page_bytes, SOCKET.line_bytes
+    if placement.layout_mode == "packed":
+        return -(-chunks * cb // page)
+    if cb >= page:
+        return chunks * -(-cb // page)
+    return -(-chunks // (page // (-(-cb // line) * line)))
+
+
 def test_every_page_placed_once(placed):
     plan, placement = placed
     amap = placement.address_map
@@ -77,10 +88,9 @@ def test_every_page_placed_once(placed):
         seen = set()
         for buffer in BUFFERS:
             pages = gpu.buffers[buffer]
-            expected = -(
-                -plan.gpus[g].buffer_chunks(buffer) * placement.chunk_bytes // SOCKET.page_bytes
+            assert len(pages.region) == _expected_pages(
+                plan.gpus[g].buffer_chunks(buffer), placement
             )
-            assert len(pages.region) == expected
             assert ((pages.region >= 0) & (pages.region < len(amap.regions))).all()
             for region, frame in zip(pages.region, pages.frame, strict=True):
                 assert (region, frame) not in seen
@@ -129,8 +139,8 @@ def test_deterministic(placed):
 
 @settings(max_examples=50, deadline=None)
 @given(st.sampled_from([1, 2, 4, 6, 12]), st.integers(0, 10**6), st.integers(1, 5))
-def test_hash_is_even_over_aligned_runs(granularity, run, runs):
-    amap = AddressMap(SOCKET, () if granularity == 1 else (granularity,))
+def test_rotation_hash_is_even_over_aligned_runs(granularity, run, runs):
+    amap = AddressMap(ROTATION, () if granularity == 1 else (granularity,))
     region = amap.regions[-1]
     ports = region.ports
     start = (len(amap.regions) - 1 << 40) + run * ports
@@ -139,6 +149,28 @@ def test_hash_is_even_over_aligned_runs(granularity, run, runs):
     assert set(counts) == set(range(region.first_port, region.first_port + ports))
     assert set(counts.values()) == {runs}
     assert [amap.port_of(int(a)) for a in lines[:20]] == amap.ports_of(lines[:20]).tolist()
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from([1, 2, 4, 6, 12]), st.integers(0, 2**36), st.integers(0, 200))
+def test_xor_fold_hash_is_static_and_stays_in_the_domain(granularity, line, region_pick):
+    amap = AddressMap(SOCKET, () if granularity == 1 else (granularity,))
+    region_number = region_pick % len(amap.regions)
+    region = amap.regions[region_number]
+    address = (region_number << 40) | line
+    # The port is a function of the address bits alone: the XOR of its 2 * bitlength(P - 1)
+    # bit slices, modulo the domain's port count, counted from the domain's first port.
+    width = 2 * (region.ports - 1).bit_length()
+    folded, rest = 0, address
+    while rest:
+        folded ^= rest & ((1 << width) - 1)
+        rest >>= width
+    assert amap.port_of(address) == region.first_port + folded % region.ports
+    # The lines of one aligned run of a page's worth go to distinct ports.
+    per_page = SOCKET.page_bytes // SOCKET.line_bytes
+    page = (address >> 4) << 4
+    ports = amap.ports_of(np.arange(page, page + per_page))
+    assert len(set(ports.tolist())) == min(per_page, region.ports)
 
 
 def test_baseline_spreads_a_collective_over_all_ports():
@@ -232,8 +264,10 @@ def test_nap_nar_has_the_shortest_paths_and_nar_shortens_the_destination_side():
     }
     total = {c: s.avg_cu_port_hops + s.avg_port_stack_hops for c, s in stats.items()}
     assert min(total, key=total.get) == "NAP+NAR"
-    for base in ("UA", "NUMA", "NAP"):
-        assert stats[f"{base}+NAR"].avg_port_stack_hops < stats[base].avg_port_stack_hops
+    # NAR itself (at a fixed granularity: auto may turn it off) shortens the destination side.
+    for base in ("UA", "NUMA", "NAP", "NAP*"):
+        with_nar = placement_stats(plan, place(plan, 1_000_000, POD, f"{base}+NAR", 12))
+        assert with_nar.avg_port_stack_hops < stats[base].avg_port_stack_hops
 
 
 def test_auto_granularity_is_one_of_the_valid_ones():

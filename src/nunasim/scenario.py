@@ -29,6 +29,7 @@ class Scenario:
     seed: int = 0
     dtype: str = "bf16"
     grouping: str = "communication"
+    layout: str = "aligned"  # chunks in pages: "aligned" or "packed" (policies.placement)
     gemm_tiles: int = 0  # background GEMM tiles per GPU (paper section 6.6)
     gemm_tile: GemmTile | None = None
 
@@ -38,7 +39,14 @@ class Scenario:
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
             )
         return place(
-            self.plan, self.size, self.pod, self.config, self.granularity, self.seed, self.grouping
+            self.plan,
+            self.size,
+            self.pod,
+            self.config,
+            self.granularity,
+            self.seed,
+            self.grouping,
+            self.layout,
         )
 
     def run(self, placement: Placement | None = None) -> SimResult:

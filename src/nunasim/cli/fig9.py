@@ -28,12 +28,6 @@ def _list(text: str) -> list[str]:
 @click.option("--gpus", default="8", show_default=True, help="Comma-separated pod sizes.")
 @click.option("--configs", default="UA+NAR,NUMA+NAR,NAP+NAR", show_default=True)
 @click.option(
-    "--tbs-per-peer",
-    default="1,2,4",
-    show_default=True,
-    help="Threadblocks per peer to try; the fastest is kept per configuration.",
-)
-@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -53,7 +47,6 @@ def fig9_command(
     sizes: str,
     gpus: str,
     configs: str,
-    tbs_per_peer: str,
     output: Path,
     png: Path | None,
 ) -> None:
@@ -71,21 +64,19 @@ def fig9_command(
             raise ConfigError(f"unknown configuration {config!r}")
     try:
         pods = [int(g) for g in _list(gpus)]
-        per_peer = [int(k) for k in _list(tbs_per_peer)]
     except ValueError:
-        raise ConfigError("--gpus and --tbs-per-peer take whole numbers") from None
-    if any(g < 2 for g in pods) or any(k < 1 for k in per_peer):
-        raise ConfigError("pods need at least 2 GPUs and at least 1 threadblock per peer")
+        raise ConfigError("--gpus takes whole numbers") from None
+    if any(g < 2 for g in pods):
+        raise ConfigError("pods need at least 2 GPUs")
     byte_sizes = [parse_size(s) for s in _list(sizes)]
     preset = load_preset(preset_name)
-    runs = len(names) * len(byte_sizes) * len(pods) * (len(set(wanted) - {"UA"}) + 1)
-    bar = tqdm(total=runs, desc="fig9", disable=not sys.stderr.isatty(), leave=False)
+    bar = tqdm(desc="fig9 runs", disable=not sys.stderr.isatty(), leave=False)
 
     def progress(what: str) -> None:
         bar.set_postfix_str(what)
         bar.update(1)
 
-    table = speedup_table(preset, names, byte_sizes, pods, wanted, per_peer, progress)
+    table = speedup_table(preset, names, byte_sizes, pods, wanted, progress)
     bar.close()
     write_table(table, output)
     if png is not None:

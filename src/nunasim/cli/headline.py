@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
-from nunasim.experiments.headline import TBS_PER_PEER, run_headline
+from nunasim.experiments.headline import run_headline
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.plotting.latency import draw_latency_histograms
@@ -39,8 +39,7 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     nbytes = parse_size(size)
     preset = load_preset(preset_name)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = 2 if "tbs=" in plan_name else 2 * len(TBS_PER_PEER)
-    bar = tqdm(total=runs, desc="simulating", disable=not sys.stderr.isatty(), leave=False)
+    bar = tqdm(desc="simulating", disable=not sys.stderr.isatty(), leave=False)
 
     def progress(what: str) -> None:
         bar.set_postfix_str(what)

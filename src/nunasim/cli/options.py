@@ -13,3 +13,16 @@ def parse_granularity(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise ConfigError(f"--nar takes a number of domains or 'auto', not {text!r}") from None
+
+
+def parse_threadblocks(text: str) -> int | str:
+    """``--tbs``: threadblocks per GPU, or ``auto`` (the best-performing count)."""
+    if text == "auto":
+        return text
+    try:
+        count = int(text)
+    except ValueError:
+        raise ConfigError(f"--tbs takes a number of threadblocks or 'auto', not {text!r}") from None
+    if count < 1:
+        raise ConfigError(f"--tbs must be at least 1; got {count}")
+    return count

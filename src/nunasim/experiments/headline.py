@@ -2,8 +2,7 @@
 NAP+NAR, with completion times, the speedup, and the one-way store latency distributions.
 
 As in the paper (section 5.1), each configuration runs the direct algorithm with its
-best-performing threadblock count: 1, 2, 4 and 8 threadblocks per peer are tried and the
-fastest kept.
+best-performing threadblock count, from the shared search of ``tbsearch.py``.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import pandas as pd
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.result import SimResult
+from nunasim.experiments.tbsearch import best_threadblocks
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_yaml
 from nunasim.scenario import Scenario
@@ -39,36 +39,27 @@ class Headline:
         return float(times["UA"] / times["NAP+NAR"])
 
 
-TBS_PER_PEER = (1, 2, 4, 8)
-
-
 def run_headline(
     preset: Preset,
     plan_name: str,
     size: int,
     configs: tuple[str, ...] = ("UA", "NAP+NAR"),
     progress: Callable[[str], None] | None = None,
-    tbs_per_peer: tuple[int, ...] = TBS_PER_PEER,
 ) -> Headline:
-    """``plan_name`` names a built-in; without ``tbs=`` in it, the threadblock count is
-    swept over ``tbs_per_peer`` x (GPUs - 1) and the fastest run of each configuration kept."""
+    """``plan_name`` names a built-in; without ``tbs=`` in it, each configuration runs with
+    its best-performing threadblock count (``best_threadblocks``)."""
     base = builtin_plan(plan_name)
-    pod = preset.pod if preset.pod.sockets >= base.ngpus else preset.with_sockets(base.ngpus).pod
-    if "tbs=" in plan_name:
-        candidates = [base]
-    else:
-        candidates = [builtin_plan(plan_name, tbs=k * (base.ngpus - 1)) for k in tbs_per_peer]
+    pod = preset.with_sockets(max(base.ngpus, preset.pod.sockets)).pod
     rows, results = [], {}
     paper_figures = paper_fig10_ns()
     for config in configs:
-        best = None
-        for plan in candidates:
+        if "tbs=" in plan_name:
             if progress:
-                progress(f"{config}, {plan.threadblocks_per_gpu[0]} threadblocks")
-            result = Scenario(pod, plan, size, config).run()
-            if best is None or result.completion_ps < best[1].completion_ps:
-                best = (plan, result)
-        plan, result = best
+                progress(config)
+            plan, result = base, Scenario(pod, base, size, config).run()
+        else:
+            best = best_threadblocks(pod, plan_name, size, config, progress=progress)
+            plan, result = best.plan, best.result
         results[config] = result
         latency = result.store_latency_ns()
         paper = paper_figures.get(config, (float("nan"), float("nan")))

@@ -2,7 +2,7 @@
 for direct collectives across sizes and pod sizes.
 
 As in the paper (section 5.1), every (collective, size, configuration) runs with its
-best-performing threadblock count, chosen from ``tbs_per_peer`` x (GPUs - 1).
+best-performing threadblock count, from the shared search of ``tbsearch.py``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from nunasim.collectives.builtins import builtin_plan
+from nunasim.experiments.tbsearch import best_threadblocks
 from nunasim.hardware import Preset
-from nunasim.scenario import Scenario
 
 ALGORITHM = {
     "allgather": "direct",
@@ -24,18 +23,12 @@ ALGORITHM = {
 
 
 def best_run(
-    preset: Preset, collective: str, gpus: int, size: int, config: str, tbs_per_peer: Iterable[int]
+    preset: Preset, collective: str, gpus: int, size: int, config: str
 ) -> tuple[int, float]:
     """(threadblocks per GPU, completion ns) of the fastest threadblock count."""
     pod = preset.with_sockets(max(gpus, preset.pod.sockets)).pod
-    best: tuple[int, float] | None = None
-    for k in tbs_per_peer:
-        plan = builtin_plan(f"{collective}:{ALGORITHM[collective]}:gpus={gpus}", tbs=k * (gpus - 1))
-        ns = Scenario(pod, plan, size, config).run().completion_ps / 1000
-        if best is None or ns < best[1]:
-            best = (k * (gpus - 1), ns)
-    assert best is not None
-    return best
+    best = best_threadblocks(pod, f"{collective}:{ALGORITHM[collective]}:gpus={gpus}", size, config)
+    return best.threadblocks, best.result.completion_ps / 1000
 
 
 def speedup_table(
@@ -44,12 +37,10 @@ def speedup_table(
     sizes: Iterable[int],
     gpus: Iterable[int],
     configs: Iterable[str],
-    tbs_per_peer: Iterable[int] = (1, 2, 4),
     progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """One row per (collective, size, GPUs, configuration), with the speedup over UA."""
     configs = list(dict.fromkeys(["UA", *configs]))
-    tbs_per_peer = tuple(tbs_per_peer)
     rows = []
     for collective in collectives:
         for size in sizes:
@@ -58,7 +49,7 @@ def speedup_table(
                 for config in configs:
                     if progress:
                         progress(f"{collective} {size} B, {count} GPUs, {config}")
-                    tbs, ns = best_run(preset, collective, count, size, config, tbs_per_peer)
+                    tbs, ns = best_run(preset, collective, count, size, config)
                     base = ns if config == "UA" else base
                     rows.append(
                         {

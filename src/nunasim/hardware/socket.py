@@ -14,6 +14,8 @@ from nunasim.errors import ConfigError
 from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
 from nunasim.units import cycles_to_ps, transfer_ps
 
+PORT_HASHES = ("xor-fold", "rotation")
+
 
 @dataclass(frozen=True)
 class Die:
@@ -72,6 +74,13 @@ class Socket:
     stacks: tuple[Stack, ...]
     ports: tuple[Port, ...]  # in spatial order
     declared_granularities: tuple[int, ...] | None = field(default=None)
+    # Threadblocks one CU can hold at once (its thread and register budget over a
+    # communication threadblock's); None: no limit.
+    threadblocks_per_cu: int | None = field(default=None)
+    # How the baseline maps a line address to one of a group's ports: "xor-fold" (a static
+    # XOR fold of the address bits, as boot-time fabric managers program it) or "rotation"
+    # (a perfectly balanced rotation, an idealised hash).
+    port_hash: str = field(default="xor-fold")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -238,6 +247,8 @@ def _validate(s: Socket) -> None:
     _positive(s.cus_per_router, "compute.cus_per_router")
     _positive(s.outstanding_requests, "compute.outstanding_requests")
     _non_negative(s.l1_latency_ps, "compute.l1_latency")
+    if s.threadblocks_per_cu is not None:
+        _positive(s.threadblocks_per_cu, "compute.threadblocks_per_cu")
     if not s.flops:
         _fail("compute.flops", "give at least one compute rate, e.g. bf16: 25PFLOPS")
     for name, rate in s.flops:
@@ -268,6 +279,9 @@ def _validate(s: Socket) -> None:
     for i, port in enumerate(s.ports):
         if not 0 <= port.router < mesh.routers:
             _fail(f"ports[{i}]", "port is attached to a router off the mesh")
+
+    if s.port_hash not in PORT_HASHES:
+        _fail("port_hash", f"unknown port hash {s.port_hash!r} (known: {', '.join(PORT_HASHES)})")
 
     if s.declared_granularities is not None:
         if not s.declared_granularities:

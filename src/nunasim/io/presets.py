@@ -8,7 +8,8 @@ Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
 ``socket.noc.die_crossing_cycles`` (0); ``socket.noc.routing`` (``xy``);
 ``socket.hbm.stacks[i]`` may be ``[x, y]`` or
 ``{router: [x, y], bandwidth: ..., latency: ...}`` overriding the ``hbm`` defaults;
-``socket.nar.granularities`` (default: every granularity that splits the ports into
+``socket.compute.threadblocks_per_cu`` (default: no limit); ``socket.port_hash``
+(``xor-fold``, the default, or ``rotation``); ``socket.nar.granularities`` (default: every granularity that splits the ports into
 physically contiguous groups). ``socket.noc`` takes exactly one of ``link_bandwidth`` (per
 link, per direction) and ``bisection_bandwidth`` (both directions across the middle cut).
 """
@@ -151,6 +152,9 @@ def _socket(node: Node) -> Socket:
         cu_routers = tuple(_router(item, mesh) for item in routers_node.items())
     cus_per_router = _positive_int(compute, "cus_per_router")
     outstanding = _positive_int(compute, "outstanding_requests")
+    residency = None
+    if compute.has("threadblocks_per_cu"):
+        residency = _positive_int(compute, "threadblocks_per_cu")
     l1 = compute.get("l1_latency", parse_time)
     flops_node = compute.child("flops")
     flops = tuple((dtype, item.parse(parse_flops)) for dtype, item in flops_node.entries())
@@ -200,6 +204,7 @@ def _socket(node: Node) -> Socket:
         item.close()
         ports.extend(Port(router) for _ in range(count))
 
+    port_hash = node.get("port_hash", text, "xor-fold")
     granularities = None
     if node.has("nar"):
         nar = node.child("nar")
@@ -226,6 +231,8 @@ def _socket(node: Node) -> Socket:
             stacks=tuple(stacks),
             ports=tuple(ports),
             declared_granularities=granularities,
+            threadblocks_per_cu=residency,
+            port_hash=port_hash,
         )
     except ConfigError as exc:
         raise exc.located(node.source, node.path) from None

@@ -9,13 +9,19 @@ address alone, as the paper's NAR hardware decodes them (section 4.1). ``REGION_
 property of this address format (2^40 lines per region), not of the hardware.
 
 **Port hash.** A line of a region whose domain owns ports ``first .. first + P - 1`` (the
-baseline: all ports) leaves through port ``first + (L + r(L // P)) mod P``, where ``L`` is
-the line's offset in its region (the address's low ``REGION_SHIFT`` bits) and ``r`` a
-Fibonacci hash of the region and the run number. Within every aligned run of P
-lines each port appears exactly once, so any aligned run of lines is spread evenly, to
-within one line per port; the rotation ``r`` changes from run to run and from region to
-region, so that strided accesses, and the same offsets in different stacks, do not pile
-onto the same ports.
+baseline: all ports) leaves through port ``first + h(A) mod P``, where ``A`` is the whole
+line address and ``h`` one of the socket's ``port_hash`` choices:
+
+- ``xor-fold`` (the default, the paper's baseline, section 4.1.1): a static hash of the
+  address bits, as a boot-time fabric manager programs it: ``A`` cut into slices of
+  ``2 * bitlength(P - 1)`` bits, XORed together. Consecutive lines go to consecutive ports
+  (the low slice counts up), but nothing balances one page or one stack against another:
+  equal offsets in regions whose numbers differ little land near each other, and a port
+  can be hot while another idles.
+- ``rotation``: within every aligned run of P lines each port appears exactly once
+  (``first + (L + r) mod P`` for offset ``L`` in the region), with a rotation ``r`` (a
+  Fibonacci hash of the region and the run number) that changes from run to run and region
+  to region: an idealised hash that spreads any aligned run evenly, kept for comparison.
 """
 
 from __future__ import annotations
@@ -42,14 +48,6 @@ class Region:
     stack: int
     first_port: int
     ports: int
-
-
-def run_rotation(region: int, run: int, ports: int) -> int:
-    """The rotation of run ``run`` of ``region`` over ``ports`` ports (upper half of a
-    Fibonacci hash of both, so that the same offset in different stacks' regions lands on
-    different ports)."""
-    key = (region << REGION_SHIFT) + run
-    return (((key * _GOLDEN) & _MASK64) >> 32) % ports
 
 
 @dataclass(frozen=True)
@@ -107,10 +105,7 @@ class AddressMap:
         return self.region_of(address).stack
 
     def port_of(self, address: int) -> int:
-        region = self.region_of(address)
-        run, offset = divmod(address & _LINE_MASK, region.ports)
-        rotation = run_rotation(address >> REGION_SHIFT, run, region.ports)
-        return region.first_port + (offset + rotation) % region.ports
+        return int(self.ports_of(np.array([address], dtype=np.int64))[0])
 
     # --- the same, for arrays of line addresses ------------------------------------------
 
@@ -129,7 +124,22 @@ class AddressMap:
         region = addresses >> REGION_SHIFT
         _, first, count = self._tables
         ports = count[region]
+        if self.socket.port_hash == "xor-fold":
+            return first[region] + xor_fold(addresses, ports) % ports
         run, offset = np.divmod(addresses & _LINE_MASK, ports)
         key = ((region << REGION_SHIFT) + run).astype(np.uint64)
         rotation = ((key * np.uint64(_GOLDEN)) >> np.uint64(32)).astype(np.int64) % ports
         return first[region] + (offset + rotation) % ports
+
+
+def xor_fold(addresses: np.ndarray, ports: np.ndarray) -> np.ndarray:
+    """The line addresses folded by XOR into slices of ``2 * bitlength(ports - 1)`` bits
+    (twice the bits that number the ports, so that ``mod ports`` is nearly unbiased)."""
+    width = 2 * np.maximum(1, np.ceil(np.log2(np.maximum(ports, 2))).astype(np.int64))
+    mask = (np.int64(1) << width) - 1
+    folded = np.zeros_like(addresses)
+    rest = addresses.copy()
+    while (rest > 0).any():
+        folded ^= rest & mask
+        rest >>= width
+    return folded

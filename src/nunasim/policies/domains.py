@@ -8,9 +8,11 @@ The rule that ties stacks to domains (DESIGN.md section 2 asks for it in writing
 - Every stack backs the domain nearest to it (ties: the lower domain number). A stack far
   from every port still backs its nearest domain, so every page of every stack has a domain
   and UA+NAR can keep UA's round-robin stacks.
-- A domain that no stack chose is backed by its nearest stack as well (ties: the lower stack
-  number); that stack then backs several domains, and its address range is split between
-  them (``AddressMap`` gives each (domain, stack) pair its own region).
+- Every domain is also backed by its ``ceil(stacks / granularity)`` nearest stacks (ties:
+  the lower stack number), its fair share of the memory, so that a domain is never served
+  by one stack alone while others are near: at fine granularities several domains share
+  the stacks between them (a stack then backs several domains, and its address range is
+  split between them: ``AddressMap`` gives each (domain, stack) pair its own region).
 
 Granularity 1 is the baseline: one domain of all ports, backed by every stack.
 """
@@ -60,9 +62,12 @@ def domain_layout(socket: Socket, granularity: int) -> DomainLayout:
     for s, router in enumerate(stack_routers):
         nearest = int(np.argmin(distance[:, router]))  # argmin keeps the lowest on ties
         backing[nearest].append(s)
+    share = -(-len(stack_routers) // granularity)
     for d in range(granularity):
-        if not backing[d]:
-            backing[d].append(int(np.argmin(distance[d, stack_routers])))
+        nearest = np.lexsort((np.arange(len(stack_routers)), distance[d, stack_routers]))
+        for s in nearest[:share].tolist():
+            if s not in backing[d]:
+                backing[d].append(s)
     stacks = tuple(
         tuple(sorted(chosen, key=lambda s, d=d: (distance[d, stack_routers[s]], s)))
         for d, chosen in enumerate(backing)

@@ -1,4 +1,5 @@
-"""The paper's seven configurations (section 5.3) and the placement policies behind them.
+"""The paper's eight configurations (section 5.3 and Fig. 11) and the placement policies
+behind them.
 
 - **UA** threadblocks: round-robin over the dies in threadblock order, each on the first CU
   with the fewest threadblocks in the die's dispatch order: a seeded random order of the
@@ -9,12 +10,16 @@
 - **NUMA** threadblocks: in logical-group order, each on the first CU with budget in order of
   line-weighted hop distance to the stacks holding its local chunks (UA pages).
 - **NAP**: Algorithm 1. Logical groups go round-robin to NAR domains; each threadblock to the
-  first CU with budget in order of distance to its domain's ports; each of its local chunks
-  to the stack nearest that CU with budget, each remote chunk to the stack nearest the
-  domain's ports on the owning GPU with budget. With NAR the stacks are those backing the
-  domain and the pages go to the domain's segment; without it any stack, baseline segment.
-  The first chunk to touch a page fixes it (first come, first served, in processing order).
-- **NAP\\***: NAP's threadblocks, UA's pages.
+  first CU with budget and room (``budget.py``) in order of distance to its domain's ports;
+  each of its local chunks to the stack nearest that CU, each remote chunk to the stack
+  nearest the domain's ports on the owning GPU, and its flag page to the stack nearest its
+  CU, each with budget in the earliest wave (``budget.py``), so a domain's data spreads
+  over the stacks that back it instead of piling onto the nearest one. With NAR the stacks
+  are those backing the domain and the pages go to the domain's segment; without it any
+  stack, baseline segment. The first chunk to touch a page fixes it (first come, first
+  served, in processing order).
+- **NAP\\***: NAP's threadblocks, UA's pages (with NAR, each page in the domain its stack
+  backs, as for UA+NAR).
 
 Pages that no policy decision reaches (a buffer no threadblock touches) get UA pages.
 """
@@ -37,12 +42,12 @@ from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.logical import GROUPINGS, logical_allocation
 from nunasim.policies.placement import (
     BUFFERS,
+    LAYOUTS,
+    BufferLayout,
     BufferPages,
     Configuration,
     GpuPlacement,
     Placement,
-    chunk_pages,
-    pages_for,
 )
 
 CONFIGURATIONS: dict[str, Configuration] = {
@@ -55,6 +60,7 @@ CONFIGURATIONS: dict[str, Configuration] = {
         Configuration("NAP", "NAP", "NAP", False),
         Configuration("NAP+NAR", "NAP", "NAP", True),
         Configuration("NAP*", "NAP", "UA", False),
+        Configuration("NAP*+NAR", "NAP", "UA", True),
     )
 }
 
@@ -74,23 +80,16 @@ def uses_domains(config: Configuration) -> bool:
 class _Pages:
     """Per GPU and buffer: each page's (region, stack), decided first come first served."""
 
-    def __init__(self, plan: Plan, chunk_bytes: int, socket: Socket) -> None:
-        self.chunk_bytes = chunk_bytes
-        self.page_bytes = socket.page_bytes
+    def __init__(self, plan: Plan, layout: BufferLayout) -> None:
+        self.layout = layout
         self.region: list[dict[Buffer, np.ndarray]] = [
-            {
-                b: np.full(
-                    pages_for(p.buffer_chunks(b), chunk_bytes, socket.page_bytes),
-                    -1,
-                    dtype=np.int64,
-                )
-                for b in BUFFERS
-            }
+            {b: np.full(layout.pages(p.buffer_chunks(b)), -1, dtype=np.int64) for b in BUFFERS}
             for p in plan.gpus
         ]
+        self.padding = sum(layout.padding(p.buffer_chunks(b)) for p in plan.gpus for b in BUFFERS)
 
     def open_pages(self, gpu: int, buffer: Buffer, chunk: int) -> list[int]:
-        pages = chunk_pages(chunk, self.chunk_bytes, self.page_bytes)
+        pages = self.layout.chunk_pages(chunk)
         regions = self.region[gpu][buffer]
         return [p for p in pages if regions[p] < 0]
 
@@ -146,6 +145,7 @@ class _Placer:
         granularity: int,
         seed: int,
         grouping: str,
+        layout: str,
     ) -> None:
         self.plan, self.pod, self.config, self.seed = plan, pod, config, seed
         self.grouping = grouping
@@ -156,7 +156,9 @@ class _Placer:
         self.chunk_bytes = plan.chunk_bytes(size)
         self.size = size
         self.lines_per_chunk = -(-self.chunk_bytes // socket.line_bytes)
-        self.pages = _Pages(plan, self.chunk_bytes, socket)
+        self.pages = _Pages(
+            plan, BufferLayout(self.chunk_bytes, socket.line_bytes, socket.page_bytes, layout)
+        )
         self.cus = [cu_budget(socket) for _ in plan.gpus]
         self.stacks = [stack_budget(socket) for _ in plan.gpus]
         self.hops = _hops(socket)
@@ -197,7 +199,7 @@ class _Placer:
                     if not open_pages:
                         continue
                     order = near_cu if owner == gpu else near_ports
-                    stack = self.stacks[owner].choose(order, self.lines_per_chunk)
+                    stack = self.stacks[owner].fill(order, self.lines_per_chunk)
                     region = self.amap.region(segment, nar if self.nar else -1, stack)
                     self.pages.set(owner, buffer, open_pages, region)
 
@@ -238,7 +240,7 @@ class _Placer:
             if self.config.pages == "NAP":
                 allowed = np.array(layout.stacks[domain]) if layout else np.arange(stacks)
                 hops = self.hops[self.cu_routers[cu], self.stack_routers[allowed]]
-                stack = int(allowed[_order_by(hops)[0]])
+                stack = self.stacks[gpu].fill(allowed[_order_by(hops)], 1)
                 regions[tb] = amap.region(segment, domain if layout else -1, stack)
             else:
                 stack = tb % stacks
@@ -286,6 +288,8 @@ class _Placer:
             fallback_chunks=sum(b.fallbacks for b in self.stacks) if fallback else 0,
             cu_used=tuple(b.used.copy() for b in self.cus),
             stack_used=tuple(b.used.copy() for b in self.stacks),
+            layout_mode=self.pages.layout.mode,
+            padding_bytes=self.pages.padding,
         )
 
     def run(self) -> Placement:
@@ -300,6 +304,15 @@ class _Placer:
         return self.result()
 
 
+# The finest granularity ``auto`` tries unless asked for finer: the paper evaluates 2 to 12
+# NAR domains (section 6.5), the fine end being one domain per edge router of its system.
+AUTO_MAX_DOMAINS = 12
+
+
+def auto_granularities(socket: Socket, finest: int = AUTO_MAX_DOMAINS) -> tuple[int, ...]:
+    return tuple(g for g in socket.valid_granularities if g <= finest)
+
+
 def place(
     plan: Plan,
     size: int,
@@ -308,32 +321,38 @@ def place(
     granularity: int | str = 1,
     seed: int = 0,
     grouping: str = "communication",
+    layout: str = "aligned",
+    finest: int = AUTO_MAX_DOMAINS,
 ) -> Placement:
     """Place ``plan`` at collective size ``size`` on ``pod`` under ``config``.
 
     ``granularity`` is the number of NAR domains (for NAR routing and for NAP's logical
-    domains), or ``"auto"`` to try every valid one with the analytic estimate of
-    ``estimate.py`` and keep the best. Configurations that use neither NAR nor NAP ignore it.
-    ``grouping`` picks the chunks that form logical groups (``logical.py``). The result is a
+    domains), or ``"auto"`` to try every valid one up to ``finest`` domains with the
+    analytic estimate of ``estimate.py`` and keep the best. Configurations that use neither
+    NAR nor NAP ignore it. ``grouping`` picks the chunks that form logical groups
+    (``logical.py``); ``layout`` how chunks sit in pages (``BufferLayout``). The result is a
     pure function of its arguments; ``seed`` sets UA's dispatch order inside each die.
     """
     if grouping not in GROUPINGS:
         raise ConfigError(f"unknown grouping {grouping!r} (known: {', '.join(GROUPINGS)})")
+    if layout not in LAYOUTS:
+        raise ConfigError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
     config = configuration(config) if isinstance(config, str) else config
     socket = pod.socket
     if pod.sockets < plan.ngpus:
         raise ConfigError(f"the plan needs {plan.ngpus} GPUs but the pod has {pod.sockets} sockets")
+
+    def placed(g: int) -> Placement:
+        return _Placer(plan, size, pod, config, g, seed, grouping, layout).run()
+
     if not uses_domains(config):
-        return _Placer(plan, size, pod, config, 1, seed, grouping).run()
+        return placed(1)
     if granularity == "auto":
-        candidates = [
-            _Placer(plan, size, pod, config, g, seed, grouping).run()
-            for g in socket.valid_granularities
-        ]
+        candidates = [placed(g) for g in auto_granularities(socket, finest)]
         return min(candidates, key=lambda p: (estimate_ps(plan, p, pod), p.granularity))
     if not isinstance(granularity, int) or granularity not in socket.valid_granularities:
         raise ConfigError(
             f"NAR granularity {granularity!r} is not valid on this socket (valid: "
             f"{', '.join(map(str, socket.valid_granularities))}, or auto)"
         )
-    return _Placer(plan, size, pod, config, granularity, seed, grouping).run()
+    return placed(granularity)

@@ -3,9 +3,9 @@ address map (which fixes its HBM stack, segment and NAR domain), on every GPU of
 Each threadblock also has a flag page: the flags peers write to tell it data has landed
 (semaphores live apart from the data, as in MSCCL++).
 
-Buffers are laid out from page-aligned virtual addresses; chunk ``k`` of a buffer covers
-bytes ``[k * chunk_bytes, (k + 1) * chunk_bytes)`` and moves as ``ceil(chunk_bytes / line)``
-lines (flits), the i-th of which is the line holding byte ``k * chunk_bytes + i * line``.
+Buffers are laid out from page-aligned virtual addresses, each chunk at the offset its
+``BufferLayout`` gives; a chunk moves as ``ceil(chunk_bytes / line)`` lines (flits), the i-th
+of which is the line holding byte ``offset(k) + i * line``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,73 @@ class Configuration:
     nar: bool  # pages in NAR segments (routing over their domain's ports)
 
 
+LAYOUTS = ("aligned", "packed")
+
+
+@dataclass(frozen=True)
+class BufferLayout:
+    """Where each chunk of a buffer starts.
+
+    - ``aligned`` (the default): a chunk of a page or more starts on a page boundary (its
+      last page padded), so no two chunks share a page and a policy decides every chunk's
+      stack and NAR domain alone; chunks smaller than a page are packed, line-aligned, into
+      pages (as many whole chunks as fit), first come first served as the paper does.
+    - ``packed``: chunks back to back, ``k * chunk_bytes``; decimal sizes then make chunks
+      straddle pages, and the first chunk to touch a page decides it for its neighbours.
+    """
+
+    chunk_bytes: int
+    line_bytes: int
+    page_bytes: int
+    mode: str = "aligned"
+
+    def __post_init__(self) -> None:
+        if self.mode not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.mode!r} (known: {', '.join(LAYOUTS)})")
+
+    @property
+    def slot_bytes(self) -> int:
+        """Bytes from one chunk's start to the next chunk's in the same page run."""
+        if self.mode == "packed":
+            return self.chunk_bytes
+        if self.chunk_bytes >= self.page_bytes:
+            return -(-self.chunk_bytes // self.page_bytes) * self.page_bytes
+        return -(-self.chunk_bytes // self.line_bytes) * self.line_bytes
+
+    @property
+    def chunks_per_page(self) -> int:
+        """Sub-page chunks packed in one page (aligned layout); 0 when chunks span pages."""
+        if self.mode == "packed" or self.chunk_bytes >= self.page_bytes:
+            return 0
+        return self.page_bytes // self.slot_bytes
+
+    def offsets(self, chunks: np.ndarray) -> np.ndarray:
+        """Byte offset of each chunk's first byte in its buffer."""
+        chunks = np.asarray(chunks, dtype=np.int64)
+        per_page = self.chunks_per_page
+        if per_page:
+            return (chunks // per_page) * self.page_bytes + (chunks % per_page) * self.slot_bytes
+        return chunks * self.slot_bytes
+
+    def pages(self, chunks: int) -> int:
+        """Pages a buffer of ``chunks`` chunks occupies."""
+        if not chunks:
+            return 0
+        end = int(self.offsets(np.array([chunks - 1]))[0]) + self.chunk_bytes
+        return -(-end // self.page_bytes)
+
+    def chunk_pages(self, chunk: int) -> range:
+        """Pages that chunk ``chunk`` overlaps."""
+        start = int(self.offsets(np.array([chunk]))[0])
+        return range(
+            start // self.page_bytes, (start + self.chunk_bytes - 1) // self.page_bytes + 1
+        )
+
+    def padding(self, chunks: int) -> int:
+        """Bytes a buffer of ``chunks`` chunks occupies beyond its data."""
+        return self.pages(chunks) * self.page_bytes - chunks * self.chunk_bytes if chunks else 0
+
+
 @dataclass(frozen=True, eq=False)
 class Placement:
     config: Configuration
@@ -59,6 +126,8 @@ class Placement:
     fallback_chunks: int = 0  # chunks that fit no stack's budget
     cu_used: tuple[np.ndarray, ...] = ()  # per GPU: budget the policy charged to each CU
     stack_used: tuple[np.ndarray, ...] = ()  # per GPU: budget charged to each stack
+    layout_mode: str = "aligned"
+    padding_bytes: int = 0  # over every buffer of every GPU: bytes of pages beyond the data
 
     @property
     def socket(self) -> Socket:
@@ -72,11 +141,18 @@ class Placement:
     def lines_per_chunk(self) -> int:
         return math.ceil(self.chunk_bytes / self.line_bytes)
 
+    @property
+    def layout(self) -> BufferLayout:
+        socket = self.socket
+        return BufferLayout(
+            self.chunk_bytes, socket.line_bytes, socket.page_bytes, self.layout_mode
+        )
+
     def line_addresses(self, gpu: int, buffer: Buffer, chunk: int, count: int = 1) -> np.ndarray:
         """Physical line addresses of chunks ``chunk .. chunk + count - 1`` of a buffer."""
         socket = self.socket
         lines = self.lines_per_chunk
-        starts = (np.arange(chunk, chunk + count, dtype=np.int64) * self.chunk_bytes)[:, None]
+        starts = self.layout.offsets(np.arange(chunk, chunk + count, dtype=np.int64))[:, None]
         offsets = (starts + np.arange(lines, dtype=np.int64)[None, :] * socket.line_bytes).ravel()
         pages = self.gpus[gpu].buffers[buffer]
         page = offsets // socket.page_bytes
@@ -95,17 +171,6 @@ class Placement:
 
     def cu_router(self, cu: int) -> int:
         return self.socket.cu_router(cu)
-
-
-def pages_for(chunks: int, chunk_bytes: int, page_bytes: int) -> int:
-    return math.ceil(chunks * chunk_bytes / page_bytes) if chunks else 0
-
-
-def chunk_pages(chunk: int, chunk_bytes: int, page_bytes: int) -> range:
-    """Pages that chunk ``chunk`` of a buffer overlaps."""
-    first = chunk * chunk_bytes // page_bytes
-    last = ((chunk + 1) * chunk_bytes - 1) // page_bytes
-    return range(first, last + 1)
 
 
 @dataclass(frozen=True)
