@@ -9,9 +9,10 @@ Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
 ``socket.hbm.stacks[i]`` may be ``[x, y]`` or
 ``{router: [x, y], bandwidth: ..., latency: ...}`` overriding the ``hbm`` defaults;
 ``socket.compute.threadblocks_per_cu`` (default: no limit); ``socket.port_hash``
-(``xor-fold``, the default, or ``rotation``); ``socket.nar.granularities`` (default: every granularity that splits the ports into
-physically contiguous groups). ``socket.noc`` takes exactly one of ``link_bandwidth`` (per
-link, per direction) and ``bisection_bandwidth`` (both directions across the middle cut).
+(``xor-fold``, the default, or ``rotation``); ``socket.nar.granularities`` (default: every
+granularity that splits the ports into physically contiguous groups). ``socket.noc`` takes
+exactly one of ``link_bandwidth`` (per link, per direction) and ``bisection_bandwidth`` (both
+directions across the middle cut).
 """
 
 from __future__ import annotations
