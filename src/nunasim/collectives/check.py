@@ -22,6 +22,7 @@ Every failure raises ``PlanError`` naming the GPU, threadblock, step and chunk.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter, deque
 from dataclasses import dataclass
 
@@ -405,3 +406,26 @@ def check_plan(plan: Plan) -> CheckReport:
         threadblocks=sum(plan.threadblocks_per_gpu),
         critical_path_steps=critical_path(plan, order),
     )
+
+
+# Plans proved so far, by object: a sweep runs one plan at many sizes and configurations.
+_PROVED: dict[int, weakref.ref[Plan]] = {}
+
+
+def prove_once(plan: Plan) -> None:
+    """Refuse (PlanError) a plan that must not run; every place or run of a plan calls this.
+
+    A plan from a file or built in Python is proved in full (``check_plan``); a built-in
+    (``source == "builtin"``), which the test suite proves for every size it can take, gets
+    the structural checks only, since a full proof of a 64-GPU built-in takes seconds. The
+    outcome is remembered per plan object for as long as it lives, so a sweep proves its
+    plan once."""
+    key = id(plan)
+    known = _PROVED.get(key)
+    if known is not None and known() is plan:
+        return
+    if plan.source == "builtin":
+        validate_structure(plan)
+    else:
+        check_plan(plan)
+    _PROVED[key] = weakref.ref(plan, lambda _, key=key: _PROVED.pop(key, None))
