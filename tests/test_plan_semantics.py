@@ -146,14 +146,30 @@ def test_hasdep_on_a_step_nobody_waits_on_is_a_note():
 # --- MSCCL++ fused multi-destination puts -----------------------------------------------------
 
 
-def fused_alltoall(swap: bool = False) -> dict:
-    """An All-to-All on 3 GPUs: each GPU copies its own block, then one fused ``put`` sends
+def fused_alltoall(swap: bool = False, channel: str = "memory") -> dict:
+    """An All-to-All on 3 GPUs: each GPU copies its own block, then one fused put sends
     input block p to peer p's output block g for both peers (two sources, two
-    destinations in one op), signals both peers and waits for both."""
+    destinations in one op), signals both peers and waits for both. Over port channels
+    the put is a ``pws``, whose stores signal their channels themselves."""
 
     def gpu(g: int) -> dict:
         peers = [p for p in range(3) if p != g]
         sources = list(reversed(peers)) if swap else peers
+        copy = {
+            "name": "copy",
+            "src_buff": [{"type": "i", "index": g, "size": 1}],
+            "dst_buff": [{"type": "o", "index": g, "size": 1}],
+        }
+        put = {
+            "name": "put" if channel == "memory" else "pws",
+            "src_buff": [{"type": "i", "index": p, "size": 1} for p in sources],
+            "dst_buff": [{"buffer_id": k, "index": g, "size": 1} for k in range(2)],
+            "channel_type": channel,
+            "channel_ids": [0, 1],
+        }
+        signal = {"name": "signal", "channel_type": channel, "channel_ids": [0, 1]}
+        wait = {"name": "wait", "channel_type": channel, "channel_ids": [0, 1]}
+        ops = [copy, put, signal, wait] if channel == "memory" else [copy, put, wait]
         return {
             "id": g,
             "input_chunks": 3,
@@ -162,30 +178,16 @@ def fused_alltoall(swap: bool = False) -> dict:
             "threadblocks": [
                 {
                     "id": 0,
-                    "ops": [
-                        {
-                            "name": "copy",
-                            "src_buff": [{"type": "i", "index": g, "size": 1}],
-                            "dst_buff": [{"type": "o", "index": g, "size": 1}],
-                        },
-                        {
-                            "name": "put",
-                            "src_buff": [{"type": "i", "index": p, "size": 1} for p in sources],
-                            "dst_buff": [{"buffer_id": k, "index": g, "size": 1} for k in range(2)],
-                            "channel_type": "memory",
-                        },
-                        {"name": "signal", "channel_type": "memory", "channel_ids": [0, 1]},
-                        {"name": "wait", "channel_type": "memory", "channel_ids": [0, 1]},
-                    ],
-                    "channels": [{"channel_type": "memory", "channel_ids": [0, 1]}],
+                    "ops": ops,
+                    "channels": [{"channel_type": channel, "channel_ids": [0, 1]}],
                     "remote_buffer_refs": [
-                        {"access_channel_type": "memory", "remote_buffer_ids": [0, 1]}
+                        {"access_channel_type": channel, "remote_buffer_ids": [0, 1]}
                     ],
                 }
             ],
-            "channels": [{"channel_type": "memory", "connected_to": peers}],
+            "channels": [{"channel_type": channel, "connected_to": peers}],
             "remote_buffers": [
-                {"rank": p, "type": "o", "access_channel_types": ["memory"]} for p in peers
+                {"rank": p, "type": "o", "access_channel_types": [channel]} for p in peers
             ],
             "semaphores": [],
         }
@@ -210,6 +212,18 @@ def test_fused_put_is_one_step_with_a_store_per_pair():
         (Chunks(Buffer.INPUT, 2), 2, Chunks(Buffer.OUTPUT, 1)),
     ]
     assert all(t.receiver is None for t in stores)  # plain puts; the signals follow
+
+
+def test_fused_put_with_signal_over_port_channels_is_received_by_the_waits():
+    plan = parse_mscclpp(json.dumps(fused_alltoall(channel="port")), "fused-port.json")
+    check_plan(plan)
+    stores = [plan.transfers[x] for x in plan.step(StepId(1, 0, 1)).sends]
+    assert [(t.source, t.dst_gpu, t.dst, t.receiver) for t in stores] == [
+        (Chunks(Buffer.INPUT, 0), 0, Chunks(Buffer.OUTPUT, 1), StepId(0, 0, 2)),
+        (Chunks(Buffer.INPUT, 2), 2, Chunks(Buffer.OUTPUT, 1), StepId(2, 0, 2)),
+    ]
+    result = Scenario(POD.with_sockets(3), plan, 3 * 4096, "UA").run()
+    assert result.bytes_delivered == 3 * 3 * 4096
 
 
 def test_fused_put_with_crossed_sources_fails_the_postcondition():

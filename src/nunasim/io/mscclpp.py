@@ -965,8 +965,8 @@ def _pair_signals(
             )
         for (op, store), receiver in zip(queue, waits, strict=True):
             chunks = store.chunks if store is not None else None
-            source = store.source if store is not None else None
-            builder.transfer(op.sid, p, chunks, receiver.sid, source)
+            own = store.source if store is not None else None
+            builder.transfer(op.sid, p, chunks, receiver.sid, own)
     for (p, channel), waits in waited.items():
         if (p, channel) not in paired:
             g, back = _partner(tables, p, channel)
