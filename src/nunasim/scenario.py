@@ -1,12 +1,16 @@
 """A scenario: hardware, plan, configuration, size and seed; ``run()`` gives a SimResult.
 
-This is the one place where a concrete placement policy meets the engine.
+This is the one place where a concrete placement policy meets the engine, and so the one
+place every command that places or simulates a plan goes through: it proves the plan
+first (``prove_once``: once per plan object) and refuses one that fails with the
+checker's located message, before anything is placed, run or written.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
 from nunasim.engine.analytic import lower_bound_ps
 from nunasim.engine.lower import lower
@@ -34,6 +38,7 @@ class Scenario:
     gemm_tile: GemmTile | None = None
 
     def placement(self) -> Placement:
+        prove_once(self.plan)
         if self.pod.sockets < self.plan.ngpus:
             raise ConfigError(
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
@@ -50,6 +55,7 @@ class Scenario:
         )
 
     def run(self, placement: Placement | None = None) -> SimResult:
+        prove_once(self.plan)
         placement = placement or self.placement()
         background = None
         if self.gemm_tiles:

@@ -38,7 +38,6 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     Fig. 10's store-latency histograms."""
     nbytes = parse_size(size)
     preset = load_preset(preset_name)
-    out_dir.mkdir(parents=True, exist_ok=True)
     bar = tqdm(desc="simulating", disable=not sys.stderr.isatty(), leave=False)
 
     def progress(what: str) -> None:
@@ -47,6 +46,7 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
 
     outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     bar.close()
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once the runs succeeded
     figure = draw_latency_histograms(
         {config: result.stores for config, result in outcome.results.items()},
         f"One-way remote store latency, {plan_name} at {format_size(nbytes)} ({preset.name})",

@@ -13,8 +13,9 @@ from nunasim.io.files import write_atomically
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
-from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.place import CONFIGURATIONS
 from nunasim.policies.stats import placement_stats
+from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
 
 
@@ -78,7 +79,9 @@ def place_command(
     preset = load_preset(preset_name)
     plan = load_plan(plan_name)
     pod = preset.pod if preset.pod.sockets >= plan.ngpus else preset.with_sockets(plan.ngpus).pod
-    placement = place(plan, nbytes, pod, config_name, parse_granularity(nar), seed, grouping)
+    granularity = parse_granularity(nar)
+    scenario = Scenario(pod, plan, nbytes, config_name, granularity, seed, grouping=grouping)
+    placement = scenario.placement()  # proves the plan first
     stats = placement_stats(plan, placement)
     if output is not None:
         write_placement(output, placement, plan.name, preset.name)

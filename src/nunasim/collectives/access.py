@@ -70,6 +70,8 @@ def access_sets(plan: Plan) -> dict[tuple[int, int], AccessSet]:
                     transfer = plan.transfers[x]
                     if transfer.dst is not None:
                         rw.update(_tuples(transfer.dst_gpu, transfer.dst))
+                    if transfer.source is not None:
+                        lr.update(_tuples(g, transfer.source))
                 for x in step.recvs:
                     transfer = plan.transfers[x]
                     if transfer.dst is not None:

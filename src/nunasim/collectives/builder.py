@@ -25,6 +25,7 @@ class _StepDraft:
     loads: list[RemoteChunks]
     writes: list[Chunks]
     deps: list[tuple[int, int]]
+    signals: bool = True
     sends: list[int] = field(default_factory=list)
     recvs: list[int] = field(default_factory=list)
 
@@ -101,9 +102,10 @@ class PlanBuilder:
         loads: list[RemoteChunks] | tuple[RemoteChunks, ...] = (),
         writes: list[Chunks] | tuple[Chunks, ...] = (),
         deps: list[tuple[int, int]] | tuple[tuple[int, int], ...] = (),
+        signals: bool = True,
     ) -> StepId:
         steps = self._gpus[gpu].tbs[tb].steps
-        steps.append(_StepDraft(op, list(reads), list(loads), list(writes), list(deps)))
+        steps.append(_StepDraft(op, list(reads), list(loads), list(writes), list(deps), signals))
         return StepId(gpu, tb, len(steps) - 1)
 
     def add_dep(self, sid: StepId, on: StepId) -> None:
@@ -124,11 +126,13 @@ class PlanBuilder:
         dst_gpu: int,
         dst: Chunks | None,
         receiver: StepId | None,
+        source: Chunks | None = None,
     ) -> int:
         """Record a remote store from ``src`` into ``dst`` on ``dst_gpu`` (and its flag,
-        waited for by ``receiver``)."""
+        waited for by ``receiver``); with ``source``, it stores those local chunks rather
+        than the step's combined value."""
         xfer = len(self._transfers)
-        self._transfers.append(Transfer(src, dst_gpu, dst, receiver))
+        self._transfers.append(Transfer(src, dst_gpu, dst, receiver, source))
         self._draft(src).sends.append(xfer)
         if receiver is not None:
             self._draft(receiver).recvs.append(xfer)
@@ -154,6 +158,7 @@ class PlanBuilder:
                                 sends=tuple(s.sends),
                                 recvs=tuple(s.recvs),
                                 deps=tuple(s.deps),
+                                signals=s.signals,
                             )
                             for s in tb.steps
                         ),

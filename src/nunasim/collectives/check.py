@@ -6,8 +6,10 @@
    consistent.
 2. **No deadlock**: steps wait only on same-GPU dependencies, on their predecessor in the
    threadblock, and on the flags of transfers whose stores go to dedicated locations (a
-   store never waits for the receiver). So a plan can deadlock exactly when this wait-for
-   graph has a cycle; the check finds one or proves there is none.
+   store never waits for the receiver). A dependency waits for the step that signals it
+   (``Plan.signaller``); one that no step signals never ends. So a plan can deadlock
+   exactly when such a dependency exists or this wait-for graph has a cycle; the check
+   finds one or proves there is none.
 3. **No race**: every two accesses to one chunk, at least one a write, are ordered by the
    happens-before relation of that graph (vector clocks, as in FastTrack). A race-free
    plan computes the same values in every execution order.
@@ -20,6 +22,7 @@ Every failure raises ``PlanError`` naming the GPU, threadblock, step and chunk.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter, deque
 from dataclasses import dataclass
 
@@ -91,10 +94,13 @@ def validate_structure(plan: Plan) -> None:
             in_buffer(remote.gpu, remote.chunks, sid, "loads")
         if len({c.count for c in ranges}) > 1:
             raise _fail(plan, "its chunk ranges have different lengths", sid)
-        if (
-            step.writes
-            or any(plan.transfers[x].dst for x in step.sends if 0 <= x < len(plan.transfers))
-        ) and not step.combines:
+        # Stores of the step's combined value (a store with its own source copies that).
+        stores_value = any(
+            plan.transfers[x].dst is not None and plan.transfers[x].source is None
+            for x in step.sends
+            if 0 <= x < len(plan.transfers)
+        )
+        if (step.writes or stores_value) and not step.combines:
             raise _fail(plan, "writes or sends data but reads nothing", sid)
         if step.combines and not (step.writes or step.sends):
             raise _fail(plan, "reads data but neither writes nor sends it", sid)
@@ -121,12 +127,15 @@ def validate_structure(plan: Plan) -> None:
             raise _fail(plan, f"transfer {x} is not sent exactly once, by {src}", src)
         if not 0 <= transfer.dst_gpu < plan.ngpus:
             raise _fail(plan, f"sends to gpu {transfer.dst_gpu}, which does not exist", src)
+        if transfer.source is not None:
+            if transfer.dst is None:
+                raise _fail(plan, f"transfer {x} has a source but no destination chunks", src)
+            in_buffer(src.gpu, transfer.source, src, "sends from")
         if transfer.dst is not None:
             in_buffer(transfer.dst_gpu, transfer.dst, src, "sends to")
-            if transfer.dst.count != plan.step(src).count:
-                raise _fail(
-                    plan, f"sends {transfer.dst.count} chunks but moves {plan.step(src).count}", src
-                )
+            moved = (transfer.source or plan.step(src)).count
+            if transfer.dst.count != moved:
+                raise _fail(plan, f"sends {transfer.dst.count} chunks but moves {moved}", src)
         if transfer.receiver is None:
             if receivers[x]:
                 raise _fail(plan, f"transfer {x} has no receiving step but is waited for", src)
@@ -148,15 +157,39 @@ def validate_structure(plan: Plan) -> None:
 # --- 2. the wait-for graph and deadlock ------------------------------------------------------
 
 
+def _released_by(plan: Plan, sid: StepId, step: Step) -> list[StepId]:
+    """The steps whose signals release ``step``'s dependencies (see ``Plan.signaller``);
+    ``_unreleased`` has ruled out dependencies that nothing releases."""
+    found = (plan.signaller(sid.gpu, dep) for dep in step.deps)
+    return [by for by in found if by is not None]
+
+
 def _predecessors(plan: Plan, sid: StepId, step: Step) -> list[StepId]:
     before = [StepId(sid.gpu, sid.tb, sid.step - 1)] if sid.step else []
-    before += [StepId(sid.gpu, tb, s) for tb, s in step.deps]
+    before += _released_by(plan, sid, step)
     before += [plan.transfers[x].src for x in step.recvs]
     return before
 
 
+def _unreleased(plan: Plan) -> None:
+    """A dependency on a step that never signals, with no later signalling step in its
+    threadblock, is never released: its step, and everything after it, never runs."""
+    for sid, step in plan.steps():
+        for tb, s in step.deps:
+            if plan.signaller(sid.gpu, (tb, s)) is None:
+                target = StepId(sid.gpu, tb, s)
+                raise _fail(
+                    plan,
+                    f"deadlock: waits for {_op(plan, target)}, which never signals the steps "
+                    f'that depend on it (it lacks hasdep="1") and no later step of tb {tb} '
+                    "signals either, so the wait never ends",
+                    sid,
+                )
+
+
 def execution_order(plan: Plan) -> list[StepId]:
     """A topological order of the wait-for graph, or PlanError describing a deadlock."""
+    _unreleased(plan)
     waiting: dict[StepId, int] = {}
     successors: dict[StepId, list[StepId]] = {}
     for sid, step in plan.steps():
@@ -291,21 +324,15 @@ def execute(plan: Plan, order: list[StepId]) -> _Memory:
         base.append(base[-1] + len(program.threadblocks))
     clocks: list[dict[int, int]] = [{} for _ in range(base[-1])]
     snapshot: dict[StepId, dict[int, int]] = {}
-    needed = {
-        StepId(g, tb, s)
-        for g, p in enumerate(plan.gpus)
-        for t in p.threadblocks
-        for step in t.steps
-        for tb, s in step.deps
-    }
+    needed = {by for sid, step in plan.steps() for by in _released_by(plan, sid, step)}
     needed |= {t.src for t in plan.transfers}
 
     for sid in order:
         step = plan.step(sid)
         tb = base[sid.gpu] + sid.tb
         clock = clocks[tb]
-        for dep_tb, dep_step in step.deps:
-            _join(clock, snapshot[StepId(sid.gpu, dep_tb, dep_step)])
+        for by in _released_by(plan, sid, step):
+            _join(clock, snapshot[by])
         for x in step.recvs:
             _join(clock, snapshot[plan.transfers[x].src])
         clock[tb] = sid.step + 1
@@ -326,9 +353,18 @@ def execute(plan: Plan, order: list[StepId]) -> _Memory:
                 memory.write(Location(sid.gpu, chunks.buffer, chunks.index + k), value, now, clock)
             for x in step.sends:
                 transfer = plan.transfers[x]
-                if transfer.dst is not None:
+                if transfer.dst is not None and transfer.source is None:
                     where = Location(transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index + k)
                     memory.write(where, value, now, clock)
+        for x in step.sends:  # stores of their own source: a copy each
+            transfer = plan.transfers[x]
+            if transfer.source is None or transfer.dst is None:
+                continue
+            for k in range(transfer.source.count):
+                here = Location(sid.gpu, transfer.source.buffer, transfer.source.index + k)
+                copied = memory.read(here, now, clock)
+                where = Location(transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index + k)
+                memory.write(where, copied, now, clock)
         if sid in needed:
             snapshot[sid] = dict(clock)
     return memory
@@ -370,3 +406,26 @@ def check_plan(plan: Plan) -> CheckReport:
         threadblocks=sum(plan.threadblocks_per_gpu),
         critical_path_steps=critical_path(plan, order),
     )
+
+
+# Plans proved so far, by object: a sweep runs one plan at many sizes and configurations.
+_PROVED: dict[int, weakref.ref[Plan]] = {}
+
+
+def prove_once(plan: Plan) -> None:
+    """Refuse (PlanError) a plan that must not run; every place or run of a plan calls this.
+
+    A plan from a file or built in Python is proved in full (``check_plan``); a built-in
+    (``source == "builtin"``), which the test suite proves for every size it can take, gets
+    the structural checks only, since a full proof of a 64-GPU built-in takes seconds. The
+    outcome is remembered per plan object for as long as it lives, so a sweep proves its
+    plan once."""
+    key = id(plan)
+    known = _PROVED.get(key)
+    if known is not None and known() is plan:
+        return
+    if plan.source == "builtin":
+        validate_structure(plan)
+    else:
+        check_plan(plan)
+    _PROVED[key] = weakref.ref(plan, lambda _, key=key: _PROVED.pop(key, None))

@@ -8,11 +8,22 @@ network with a shared address space:
   transfers it receives (``recvs``); then it reads its local chunks (``reads``) and remote
   chunks (``loads``), combines them (one source: a copy; several: a reduction), writes the
   result to its local chunks (``writes``), and stores it to other GPUs (``sends``).
+  When it completes it signals the steps of its GPU that depend on it, unless it is marked
+  as not signalling (``signals``, below).
 - A **transfer** is one remote store of ``count`` chunks from a sending step into a chunk
   range (``dst``) on another GPU. When it has a receiving step, the sender fences on the
   stores' acknowledgements and then writes a flag that the receiving step waits for. A
   transfer with no chunks (``count == 0``) is a flag alone (a signal); one with no
-  receiving step is a put whose readers synchronise through a later signal.
+  receiving step is a put whose readers synchronise through a later signal. A transfer
+  normally stores the step's combined value; one with a ``source`` stores a copy of those
+  local chunks instead, so one step can put several sources to several destinations (a
+  fused multi-destination put), each (source, destination) pair a transfer of its own.
+- **Signalling dependants.** A step that another step of its GPU depends on publishes its
+  completion in its threadblock's flag, which only grows, so a dependant waiting for step
+  s of threadblock t is released by the first step of t at or after s that signals. A
+  step with ``signals=False`` publishes nothing (MSCCL's ``hasdep="0"``): a dependant
+  waiting on it is released by a later signalling step of its threadblock, or never.
+  ``Plan.signaller`` resolves a dependency to the step that releases it.
 
 Data moves in chunks: each GPU has ``input``, ``output`` and ``scratch`` buffers of a whole
 number of chunks, all chunks of a plan the same size. ``Plan.chunk_bytes(size)`` turns a
@@ -81,6 +92,7 @@ class Step:
     sends: tuple[int, ...] = ()  # transfer ids
     recvs: tuple[int, ...] = ()  # transfer ids whose flags this step waits for
     deps: tuple[tuple[int, int], ...] = ()  # (threadblock, step) on the same GPU
+    signals: bool = True  # publishes its completion to same-GPU dependants (MSCCL hasdep)
 
     @property
     def count(self) -> int:
@@ -133,6 +145,8 @@ class Transfer:
     dst_gpu: int
     dst: Chunks | None  # landing chunks on dst_gpu; None for a flag alone
     receiver: StepId | None  # the step that waits for the flag; None for a plain put
+    # Local chunks of the sending GPU this store copies; None: the step's combined value.
+    source: Chunks | None = None
 
     @property
     def count(self) -> int:
@@ -169,6 +183,17 @@ class Plan:
 
     def step(self, sid: StepId) -> Step:
         return self.gpus[sid.gpu].threadblocks[sid.tb].steps[sid.step]
+
+    def signaller(self, gpu: int, dep: tuple[int, int]) -> StepId | None:
+        """The step whose signal releases a dependency ``dep`` = (threadblock, step) of a
+        step on ``gpu``: the first step of that threadblock at or after the named one that
+        signals (flags only grow), or None if none does and the dependant waits forever."""
+        tb, first = dep
+        steps = self.gpus[gpu].threadblocks[tb].steps
+        for s in range(first, len(steps)):
+            if steps[s].signals:
+                return StepId(gpu, tb, s)
+        return None
 
     def steps(self):
         """Every (StepId, Step) of the plan, GPU by GPU, threadblock by threadblock."""

@@ -9,7 +9,10 @@ The model (DESIGN.md section 2, docs/engine.md):
   reduction costs compute time on the CU), then delivers the result to its sinks (a local
   write: NoC to the stack and the stack's access; a remote store: NoC to the egress port,
   the port, the plane, the plane's output to the destination port, the destination NoC,
-  the stack).
+  the stack). A store with its own source (a fused multi-destination put) is a line
+  operation of its own: it reads its source line and stores it, nothing combined.
+- A dependency waits for the step whose signal releases it (``Plan.signaller``); a plan
+  with a dependency nothing releases would never finish and is refused.
 - Every message travels a *route*: resources (each a FIFO server with an occupancy and a
   latency) with pure delays before the first and after any of them. Every message first
   waits the CU's L1 latency. A CU issues as many requests as its outstanding-request window allows;
@@ -281,9 +284,12 @@ def count_messages(plan: Plan, lines_per_chunk: int) -> int:
     """How many messages lowering ``plan`` would make (before any background work)."""
     total = 0
     for _, step in plan.steps():
-        per_line = len(step.reads) + len(step.loads) + len(step.writes) + len(step.sends)
+        sends = [plan.transfers[x] for x in step.sends]
+        stores = sum(1 for t in sends if t.dst is not None and t.source is None)
+        per_line = len(step.reads) + len(step.loads) + len(step.writes) + stores
         total += step.count * lines_per_chunk * per_line if step.combines else 0
-        total += sum(1 for x in step.sends if plan.transfers[x].receiver is not None)  # flags
+        total += sum(2 * t.source.count * lines_per_chunk for t in sends if t.source is not None)
+        total += sum(1 for t in sends if t.receiver is not None)  # flags
     return total
 
 
@@ -355,13 +361,33 @@ def lower(
         address.append(addr)
         return len(kinds) - 1
 
+    def deliver(lo: int, cu: int, g: int, router: int, line: tuple[int, int, int, int]) -> None:
+        """One line from a CU of GPU ``g`` into ``line`` = (gpu, address, port, stack): a
+        local write or a remote store."""
+        dst, addr, port, stack = line
+        if dst == g:
+            add(WRITE, b.route("write", g, router, stack), lo, cu, g, addr, -1, stack)
+        else:
+            route = b.route("store", g, router, dst, port, stack)
+            add(STORE, route, lo, cu, dst, addr, port, stack)
+
     amap = placement.address_map
     for sid, step in plan.steps():
         s = step_base[(sid.gpu, sid.tb)] + sid.step
         preds = set()
         if sid.step:
             preds.add(s - 1)
-        preds |= {step_base[(sid.gpu, t)] + k for t, k in step.deps}
+        for dep in step.deps:
+            by = plan.signaller(sid.gpu, dep)
+            if by is None:
+                raise ConfigError(
+                    f"waits for gpu {sid.gpu} tb {dep[0]} step {dep[1]}, which never signals "
+                    "its dependants, nor does any later step of its threadblock: the run "
+                    "would never finish",
+                    source=plan.source or plan.name,
+                    where=str(sid),
+                )
+            preds.add(step_base[(by.gpu, by.tb)] + by.step)
         for p in preds:
             succ[p].append(s)
         wait[s] = len(preds) + sum(1 for x in step.recvs)
@@ -390,7 +416,7 @@ def lower(
         send_addrs = [
             located(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count)
             for t in sends
-            if t.dst is not None
+            if t.dst is not None and t.source is None
         ]
         sources = len(source_addrs) + len(load_addrs)
         compute = _reduce_ps(pod, sources, dtype)
@@ -427,29 +453,24 @@ def lower(
                     stacks[i],
                 )
             for dst, addrs, ports, stacks in send_addrs:
-                if dst == g:
-                    add(
-                        WRITE,
-                        b.route("write", g, router, stacks[i]),
-                        lo,
-                        gcu,
-                        g,
-                        addrs[i],
-                        -1,
-                        stacks[i],
-                    )
-                else:
-                    add(
-                        STORE,
-                        b.route("store", g, router, dst, ports[i], stacks[i]),
-                        lo,
-                        gcu,
-                        dst,
-                        addrs[i],
-                        ports[i],
-                        stacks[i],
-                    )
+                deliver(lo, gcu, g, router, (dst, addrs[i], ports[i], stacks[i]))
             lineop_msgs.append((first_source, first_sink, len(kinds)))
+        for t in sends:  # stores with a source of their own: read a line, store it
+            if t.source is None or t.dst is None:
+                continue
+            src = t.source
+            _, src_addrs, _, src_stacks = located(g, src.buffer, src.index, src.count)
+            dst, addrs, ports, stacks = located(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count)
+            for i in range(len(addrs)):
+                lo = len(lineop_step)
+                lineop_step.append(s)
+                lineop_compute.append(0)
+                first_source = len(kinds)
+                stack = src_stacks[i]
+                add(READ, b.route("read", g, router, stack), lo, gcu, g, src_addrs[i], -1, stack)
+                first_sink = len(kinds)
+                deliver(lo, gcu, g, router, (dst, addrs[i], ports[i], stacks[i]))
+                lineop_msgs.append((first_source, first_sink, len(kinds)))
         lineop_start.append(len(lineop_step))
         for t in sends:
             if t.receiver is None:

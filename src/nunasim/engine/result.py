@@ -7,6 +7,12 @@ at the egress port), ``port`` (queue and serialisation at the egress port), ``pl
 plane's latency and the queue at its output towards the destination port), ``dst_noc``
 (ingress port to the stack), ``memory`` (queue and access at the stack); ``l1`` is the CU's
 latency before injection, outside the one-way latency.
+
+**Bytes delivered** (``bytes_delivered``) is every byte the collective moves from one
+memory to another: each line it writes to a local stack, stores to another GPU, or loads
+from another GPU into the loading CU, 256 B (a line) each. A local read is not counted on
+its own (it feeds a write or a store, which is), nor are flags or a background GEMM's
+traffic.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import RESOURCE_NAMES, STORE
+from nunasim.engine.lower import LOAD, RESOURCE_NAMES, STORE, WRITE
 from nunasim.engine.packet.engine import Trace
 from nunasim.units import PS_PER_NS
 
@@ -30,7 +36,7 @@ class SimResult:
     messages: int
     events: int
     wall_s: float
-    bytes_delivered: int
+    bytes_delivered: int  # lines written, stored or loaded by the collective, in bytes
     lower_bound_ps: int
 
     def store_latency_ns(self) -> dict[str, float]:
@@ -108,6 +114,8 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
             "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
         }
     )
+    data = np.nonzero(np.isin(lo.msg_kind, (WRITE, STORE, LOAD)))[0]
+    delivered = int(collective[lo.lineop_step[lo.msg_lineop[data]]].sum())
     gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
     np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], trace.step_end[collective])
     return SimResult(
@@ -118,6 +126,6 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         messages=lo.messages,
         events=trace.events,
         wall_s=trace.wall_s,
-        bytes_delivered=len(stores) * lo.line_bytes,
+        bytes_delivered=delivered * lo.line_bytes,
         lower_bound_ps=lower_bound_ps,
     )

@@ -12,6 +12,16 @@ The semantics follow the executor (see ``shared/notes/plan-and-trace-formats.md`
   (appended after the file's own scratch), which the receiving step then reads together with
   its local source: the executor's connection FIFO, made explicit.
 - ``src`` of ``rrc``/``rrs``/``rrcs`` is a local read (the executor's reading).
+- Offsets the executor uses (``src`` of ``s rrs rrc rrcs cpy re``, ``dst`` of
+  ``r rcs rrc rrcs cpy re``) must lie in the buffer as the ``<gpu>`` declares it
+  (``i_chunks``, ``o_chunks``, ``s_chunks``), before in-place aliasing; the other offsets
+  are informational and not checked.
+- ``depid``/``deps`` make a step wait until that threadblock's flag reaches the named step.
+  Only steps with ``hasdep="1"`` publish the flag (the IR's ``Step.signals``; a missing
+  attribute counts as 0), and the flag only grows, so a wait on a step without it is
+  released by the next ``hasdep="1"`` step of that threadblock, or never: the checker
+  reports the plan as a deadlock. ``hasdep="1"`` on a step nobody waits on is harmless
+  (noted).
 - Every ``<step>`` stays one step, ``nop`` included, so ``depid``/``deps`` keep their meaning.
 - In-place plans (``inplace="1" outofplace="0"``) are canonicalised to the aliasing of
   ``nunasim.collectives.layout``; ``outofplace`` defaults to ``1 - inplace`` when absent
@@ -96,6 +106,7 @@ class _XStep:
     cnt: int
     depid: int
     deps: int
+    hasdep: bool
 
 
 @dataclass
@@ -212,6 +223,7 @@ def _parse_gpus(reader: _Reader, root: Element) -> list[_XGpu]:
                         cnt=reader.integer(step_el, "cnt", swhere, 0),
                         depid=reader.integer(step_el, "depid", swhere, -1),
                         deps=reader.integer(step_el, "deps", swhere, -1),
+                        hasdep=reader.integer(step_el, "hasdep", swhere, 0) == 1,
                     )
                 )
             gpu.tbs.append(tb)
@@ -408,6 +420,20 @@ def _build(reader: _Reader, root: Element) -> Plan:
                 o_n, i_n = max(o_n, i_n, nchunks), 0
         b.set_buffers(gpu.id, i_n, o_n, s_n)
 
+    def declared(gpu: _XGpu, field: str, buf: str, off: int, cnt: int, where: str) -> None:
+        """The executor's own bound: an offset inside the buffer as the <gpu> declares it."""
+        size = {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}.get(buf)
+        if size is None:
+            raise reader.error(f"unknown buffer {buf!r} (i, o or s)", where)
+        if off < 0:
+            raise reader.error(f"{field}off={off} is negative", where)
+        if off + cnt > size:
+            raise reader.error(
+                f"{field}off={off} with cnt={cnt} reaches past the end of buffer {buf!r}, "
+                f"which gpu {gpu.id} declares with {buf}_chunks={size}",
+                where,
+            )
+
     # Landing slots for receives that reduce, then every step, then the transfers.
     landing: dict[tuple[int, int, int], Chunks] = {}
     for gpu in gpus:
@@ -426,12 +452,11 @@ def _build(reader: _Reader, root: Element) -> Plan:
                 op = step.op
                 src = dst = None
                 if op in {"s", "rrs", "rrc", "rrcs", "cpy", "re"}:
+                    declared(gpu, "src", step.srcbuf, step.srcoff, step.cnt, where)
                     src = Chunks(*canon(gpu.id, step.srcbuf, step.srcoff, where), step.cnt)
                 if op in {"r", "rcs", "rrc", "rrcs", "cpy", "re"}:
+                    declared(gpu, "dst", step.dstbuf, step.dstoff, step.cnt, where)
                     dst = Chunks(*canon(gpu.id, step.dstbuf, step.dstoff, where), step.cnt)
-                for chunks in (src, dst):
-                    if chunks is not None and chunks.index < 0:
-                        raise reader.error(f"chunk offset {chunks.index} is negative", where)
                 reads: list[Chunks] = []
                 writes: list[Chunks] = []
                 if op in {"s", "cpy"}:
@@ -445,8 +470,11 @@ def _build(reader: _Reader, root: Element) -> Plan:
                 if op in {"rrc", "rrcs", "cpy", "re"}:
                     writes = [dst]
                 deps = [(step.depid, step.deps)] if step.depid >= 0 else []
-                ids[key] = b.step(gpu.id, tb.id, op, reads=reads, writes=writes, deps=deps)
+                ids[key] = b.step(
+                    gpu.id, tb.id, op, reads=reads, writes=writes, deps=deps, signals=step.hasdep
+                )
 
+    _note_unused_hasdep(reader, gpus)
     for rx_key, tx_key in sorted(matched.items(), key=lambda item: item[1]):
         rx = gpus[rx_key[0]].tbs[rx_key[1]].steps[rx_key[2]]
         where = "gpu {} tb {} step {}".format(*rx_key)
@@ -457,3 +485,21 @@ def _build(reader: _Reader, root: Element) -> Plan:
         b.transfer(ids[tx_key], rx_key[0], into, ids[rx_key])
     b.notes.extend(reader.notes)
     return b.build()
+
+
+def _note_unused_hasdep(reader: _Reader, gpus: list[_XGpu]) -> None:
+    """A step marked hasdep="1" that no step waits on only publishes a flag nobody reads."""
+    unused = []
+    for gpu in gpus:
+        waited = {(s.depid, s.deps) for tb in gpu.tbs for s in tb.steps if s.depid >= 0}
+        unused += [
+            (gpu.id, tb.id, s.s)
+            for tb in gpu.tbs
+            for s in tb.steps
+            if s.hasdep and (tb.id, s.s) not in waited
+        ]
+    if unused:
+        reader.notes.append(
+            f'{len(unused)} step(s) marked hasdep="1" that no step waits on (harmless), '
+            "first gpu {} tb {} step {}".format(*unused[0])
+        )

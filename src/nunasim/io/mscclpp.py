@@ -20,7 +20,8 @@ res         as ``re``, and plain puts of the result to ``dst_buff[1:]`` (remote)
 get         loads the remote src, writes the local dst
 rre         reads ``src_buff[0]``, loads ``src_buff[1:]`` (remote), writes dst
 rres        as ``rre``, and plain puts of the result to ``dst_buff[1:]``
-put         reads src, plain puts (no receiver) to every remote dst
+put         ``src_buff[i]`` to ``dst_buff[i]`` (remote), a plain put (no receiver)
+            each
 pws, pwsf   as ``put``; on a port channel each store also signals its channel, so
             it is paired like a ``signal`` (below) and received by that ``wait``.
             The executor signals only on port channels: over a memory channel
@@ -28,8 +29,13 @@ pws, pwsf   as ``put``; on a port channel each store also signals its channel, s
 ==========  ===================================================================
 
 A plain put is a transfer without a receiving step: whoever reads its chunks must be
-ordered after it by a later signal, as in MSCCL++. Several ``put`` sources must all be
-the same range (one step has one value); different sources are refused.
+ordered after it by a later signal, as in MSCCL++. The DSL fuses consecutive puts of one
+threadblock (``put``, ``ppkt``, ``pws``, ``pwsf``) with the same chunk count and channel
+type into one op whose ``src_buff`` and ``dst_buff`` list the pairs in order, so sources
+may differ. When every source is the same range the step reads it once and stores it to
+every destination; otherwise each (source, destination) pair becomes a transfer with a
+source of its own (``Transfer.source``), a copy of those chunks, and the step itself reads
+nothing.
 
 **Remote buffers.** ``buffer_id`` indexes the threadblock's remote buffers for the op's
 ``channel_type``: the ``remote_buffer_ids`` of its ``remote_buffer_refs`` entries with
@@ -248,6 +254,7 @@ class _Store:
     packet: bool
     signal: _Channel | None  # the channel it signals (port pws/pwsf), if any
     where: str
+    source: Chunks | None = None  # its own local source (a fused put); None: the step's value
 
 
 @dataclass
@@ -271,6 +278,7 @@ class _Op:
 
     def sizes(self) -> list[int]:
         ranges = [*self.reads, *(r.chunks for r in self.loads), *self.writes]
+        ranges += [s.source for s in self.stores if s.source is not None]
         return [c.count for c in ranges] + [s.chunks.count for s in self.stores]
 
 
@@ -319,7 +327,7 @@ class _Importer:
         for op in every:
             for store in op.stores:
                 if not store.packet and store.signal is None:
-                    builder.transfer(op.sid, store.gpu, store.chunks, None)
+                    builder.transfer(op.sid, store.gpu, store.chunks, None, store.source)
         _pair_packets(builder, every, self.source, self.notes)
         for g, gpu_ops in enumerate(ops):
             _pair_barriers(builder, gpu_ops, self.source)
@@ -758,15 +766,15 @@ def _op_get(p: _OpParser) -> None:
 
 
 def _op_put(p: _OpParser) -> None:
-    """put, pws, pwsf and ppkt: source i goes to destination i; one step has one value, so
-    the sources must all be the same range."""
+    """put, pws, pwsf and ppkt: source i goes to destination i. One source read once when
+    they are all the same range; otherwise a source per store (a fused put)."""
     srcs, dsts = p.refs("src_buff", 1), p.refs("dst_buff", 1)
     if len(srcs) != len(dsts):
         raise p.fail(f"needs one src_buff per dst_buff; has {len(srcs)} and {len(dsts)}")
-    for ref in srcs:
-        if p.local(ref) != srcs[0].chunks:
-            raise p.fail("puts of different sources in one op are not supported", ref.where)
-    p.op.reads.append(srcs[0].chunks)
+    sources = [p.local(ref) for ref in srcs]
+    fused = any(chunks != sources[0] for chunks in sources)
+    if not fused:
+        p.op.reads.append(sources[0])
     packet = p.op.name == "ppkt"
     port = p.channel_type() == "port"
     channels = p.channels(len(dsts)) if port else []
@@ -783,7 +791,8 @@ def _op_put(p: _OpParser) -> None:
                 )
             if p.op.name in ("pws", "pwsf"):
                 signal = channels[i]
-        p.op.stores.append(_Store(ref.gpu, ref.chunks, packet, signal, ref.where))
+        source = sources[i] if fused else None
+        p.op.stores.append(_Store(ref.gpu, ref.chunks, packet, signal, ref.where, source))
 
 
 def _op_reduce(p: _OpParser) -> None:
@@ -956,7 +965,8 @@ def _pair_signals(
             )
         for (op, store), receiver in zip(queue, waits, strict=True):
             chunks = store.chunks if store is not None else None
-            builder.transfer(op.sid, p, chunks, receiver.sid)
+            own = store.source if store is not None else None
+            builder.transfer(op.sid, p, chunks, receiver.sid, own)
     for (p, channel), waits in waited.items():
         if (p, channel) not in paired:
             g, back = _partner(tables, p, channel)
@@ -1022,13 +1032,13 @@ def _pair_packets(builder: PlanBuilder, ops: list[_Op], source: str, notes: list
                 continue
             receivers = reading(store.gpu, store.chunks)
             if not receivers:
-                builder.transfer(op.sid, store.gpu, store.chunks, None)
+                builder.transfer(op.sid, store.gpu, store.chunks, None, store.source)
                 notes.append(
                     f"{op.where} writes packets to gpu {store.gpu} {store.chunks} that no op "
                     "reads; imported as a plain put"
                 )
                 continue
-            builder.transfer(op.sid, store.gpu, store.chunks, receivers[0].sid)
+            builder.transfer(op.sid, store.gpu, store.chunks, receivers[0].sid, store.source)
             for extra in receivers[1:]:
                 builder.transfer(op.sid, store.gpu, None, extra.sid)
         for chunks in op.packet_writes:
