@@ -142,8 +142,6 @@ def test_fig9_table_and_picture(tmp_path, capsys):
         "4",
         "--configs",
         "UA+NAR,NAP+NAR",
-        "--tbs-per-peer",
-        "1",
         "-o",
         str(table),
         "--png",

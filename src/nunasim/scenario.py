@@ -32,7 +32,7 @@ class Scenario:
     granularity: int | str = "auto"
     seed: int = 0
     dtype: str = "bf16"
-    grouping: str = "communication"
+    grouping: str = "all"
     layout: str = "aligned"  # chunks in pages: "aligned" or "packed" (policies.placement)
     gemm_tiles: int = 0  # background GEMM tiles per GPU (paper section 6.6)
     gemm_tile: GemmTile | None = None

@@ -42,7 +42,7 @@ from nunasim.units import format_size, parse_size
 @click.option(
     "--group-by",
     "grouping",
-    default="communication",
+    default="all",
     show_default=True,
     type=click.Choice(["communication", "all"]),
     help="Chunks that group threadblocks in NAP's logical allocation.",

@@ -145,7 +145,9 @@ def simulate_command(
             # The best-performing count, searched without the background GEMM (the
             # collective's own choice), as headline and fig9 do.
             pod = preset.with_sockets(max(gpus, preset.pod.sockets)).pod
-            plan = best_threadblocks(pod, name, nbytes, config_name, granularity, seed, layout).plan
+            best = best_threadblocks(pod, name, nbytes, config_name, granularity, seed, layout)
+            plan = best.plan
+            granularity = best.granularity if granularity == "auto" else granularity
         else:
             plan = builtin_plan(name, tbs=count)
     pod = preset.with_sockets(max(plan.ngpus, preset.pod.sockets)).pod

@@ -7,7 +7,14 @@ The candidates cover the paper's range, from one threadblock per peer up to
 and the largest count the range allows. They are tried in increasing order; completion
 time falls while more threadblocks hide latency and rises once they crowd the CUs, NoC
 and stacks, so the search stops after ``PATIENCE`` counts in a row that are slower than the
-best so far. Results are cached per process, keyed by everything that decides the run.
+best so far.
+
+With ``granularity="auto"``, each count runs with the granularity the placement policy's
+quick estimate picks (``policies.estimate``); the estimate sees port and stack load but not
+the mesh links, so at the best count every other granularity ``auto`` may use is then
+simulated too, and the fastest kept ("it may exhaustively try all available NAR
+granularities", section 4.1.2). Results are cached per process, keyed by everything that
+decides the run.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from nunasim.collectives.plan import Plan
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
+from nunasim.policies.place import auto_granularities, configuration, uses_domains
 from nunasim.scenario import Scenario
 
 MAX_THREADBLOCKS = 1008
@@ -43,7 +51,8 @@ def candidate_counts(gpus: int, limit: int = MAX_THREADBLOCKS) -> tuple[int, ...
 class BestRun:
     plan: Plan
     result: SimResult
-    tried: tuple[tuple[int, int], ...]  # (threadblocks per GPU, completion ps) in order
+    granularity: int  # NAR domains of the fastest run (1: none)
+    tried: tuple[tuple[int, int, int], ...]  # (threadblocks per GPU, domains, completion ps)
 
     @property
     def threadblocks(self) -> int:
@@ -69,26 +78,38 @@ def best_threadblocks(
     if key in _CACHE:
         return _CACHE[key]
     base = builtin_plan(plan_name)
-    best: tuple[Plan, SimResult] | None = None
-    tried: list[tuple[int, int]] = []
+    tried: list[tuple[int, int, int]] = []
+    best: tuple[Plan, SimResult, int] | None = None
+
+    def attempt(plan: Plan, domains: int | str) -> None:
+        nonlocal best
+        if progress:
+            progress(f"{config}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains")
+        scenario = Scenario(pod, plan, size, config, domains, seed, layout=layout)
+        placement = scenario.placement()
+        result = scenario.run(placement)
+        tried.append((plan.threadblocks_per_gpu[0], placement.granularity, result.completion_ps))
+        if best is None or result.completion_ps < best[1].completion_ps:
+            best = (plan, result, placement.granularity)
+
     worse = 0
     for count in candidate_counts(base.ngpus):
         try:
             plan = builtin_plan(plan_name, tbs=count)
         except ConfigError:  # a count the algorithm cannot split its work over
             continue
-        if progress:
-            progress(f"{config}, {count} threadblocks")
-        result = Scenario(pod, plan, size, config, granularity, seed, layout=layout).run()
-        tried.append((count, result.completion_ps))
-        if best is None or result.completion_ps < best[1].completion_ps:
-            best, worse = (plan, result), 0
-        else:
-            worse += 1
-            if worse >= PATIENCE:
-                break
+        before = best
+        attempt(plan, granularity)
+        worse = 0 if best is not before else worse + 1
+        if worse >= PATIENCE:
+            break
     if best is None:
         raise ValueError(f"no threadblock count works for {plan_name}")
-    found = BestRun(best[0], best[1], tuple(tried))
+    if granularity == "auto" and uses_domains(configuration(config)):
+        plan, _, chosen = best
+        for domains in auto_granularities(pod.socket):
+            if domains != chosen:
+                attempt(plan, domains)
+    found = BestRun(best[0], best[1], best[2], tuple(tried))
     _CACHE[key] = found
     return found

@@ -8,14 +8,19 @@ physical placement hands them round-robin to NAR domains.
 
 Which chunks group threadblocks is a choice the paper leaves open ("the chunks it shares"):
 
-- ``"communication"`` (the default): the chunks a threadblock exchanges with other GPUs (its
-  remote stores and loads and what it receives). Threadblocks that move the same data
-  between GPUs land together, which is the colocation NAP is after; a local source read by
-  many senders (an All-Gather's own block, the scratch an All-Reduce reduces) does not
-  chain every stream of a GPU into one group.
-- ``"all"``: every chunk the threadblock touches, local reads included. On direct
-  All-Gather and All-Reduce plans this merges most threadblocks into a few large groups
-  (one for the direct All-Reduce), the oversubscription the paper reports at 64 GPUs.
+- ``"all"`` (the default, the paper's rule: a threadblock's chunks ``C_tb`` are every chunk
+  it accesses): local reads included. On a direct All-Gather with ``c`` chunks per peer
+  this makes ``c`` groups, one per chunk index ``j``: the threadblocks of every GPU that
+  read, send and receive chunk ``j`` of every block. Each group then reads its source,
+  leaves through its domain's ports and lands in its domain's stacks on every peer, all
+  near one another. With few threadblocks (one chunk per peer) everything is one group in
+  one domain: too few threadblocks for many domains, the imbalance of the paper's Fig. 13;
+  with many, the groups are as many as the chunks and fill fine domains evenly.
+- ``"communication"``: only the chunks a threadblock exchanges with other GPUs (its remote
+  stores and loads and what it receives). A local source read by many senders (an
+  All-Gather's own block) does not chain the streams of a GPU together; the threadblocks
+  sending one chunk to different peers then sit in different domains and all but one of
+  them read it from afar (docs/policies.md gives the measured difference).
 """
 
 from __future__ import annotations

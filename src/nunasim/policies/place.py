@@ -320,7 +320,7 @@ def place(
     config: Configuration | str,
     granularity: int | str = 1,
     seed: int = 0,
-    grouping: str = "communication",
+    grouping: str = "all",
     layout: str = "aligned",
     finest: int = AUTO_MAX_DOMAINS,
 ) -> Placement:
