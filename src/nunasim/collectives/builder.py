@@ -10,6 +10,7 @@ from nunasim.collectives.plan import (
     Collective,
     GpuProgram,
     Plan,
+    Protocol,
     RemoteChunks,
     Step,
     StepId,
@@ -124,11 +125,12 @@ class PlanBuilder:
         dst_gpu: int,
         dst: Chunks | None,
         receiver: StepId | None,
+        protocol: Protocol = Protocol.SIMPLE,
     ) -> int:
-        """Record a remote store from ``src`` into ``dst`` on ``dst_gpu`` (and its flag,
-        waited for by ``receiver``)."""
+        """Record a remote store from ``src`` into ``dst`` on ``dst_gpu`` in ``protocol`` (and
+        what tells ``receiver`` it has landed: a flag, or the data itself)."""
         xfer = len(self._transfers)
-        self._transfers.append(Transfer(src, dst_gpu, dst, receiver))
+        self._transfers.append(Transfer(src, dst_gpu, dst, receiver, protocol))
         self._draft(src).sends.append(xfer)
         if receiver is not None:
             self._draft(receiver).recvs.append(xfer)

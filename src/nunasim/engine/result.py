@@ -7,6 +7,10 @@ at the egress port), ``port`` (queue and serialisation at the egress port), ``pl
 plane's latency and the queue at its output towards the destination port), ``dst_noc``
 (ingress port to the stack), ``memory`` (queue and access at the stack); ``l1`` is the CU's
 latency before injection, outside the one-way latency.
+
+**Bytes.** ``bytes_delivered`` counts the wire bytes of remote data stores (whole lines, as
+the network carries them: under LL a line carries half its bytes in data); the store table
+has the data bytes of each (``data_bytes``) and ``data_bytes_delivered`` their sum.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class SimResult:
     wall_s: float
     bytes_delivered: int
     lower_bound_ps: int
+    data_bytes_delivered: int = 0  # the data in those bytes (less under LL, LL128, packets)
 
     def store_latency_ns(self) -> dict[str, float]:
         latency = self.stores["latency_ps"].to_numpy() / PS_PER_NS
@@ -58,6 +63,7 @@ class SimResult:
             "store_breakdown_ns": breakdown,
             "stores": len(self.stores),
             "bytes_delivered": self.bytes_delivered,
+            "data_bytes_delivered": self.data_bytes_delivered,
             "messages": self.messages,
             "events": self.events,
             "wall_s": self.wall_s,
@@ -78,6 +84,7 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
                 "dst_gpu": lo.msg_dst_gpu[stores],
                 "egress_port": lo.msg_port[stores],
                 "dst_stack": lo.msg_stack[stores],
+                "data_bytes": lo.msg_bytes[stores],
                 "issue_ps": issue,
                 "done_ps": done,
                 "latency_ps": done - inject,
@@ -119,5 +126,6 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         events=trace.events,
         wall_s=trace.wall_s,
         bytes_delivered=len(stores) * lo.line_bytes,
+        data_bytes_delivered=int(lo.msg_bytes[stores].sum()),
         lower_bound_ps=lower_bound_ps,
     )
