@@ -233,10 +233,11 @@ class Plan:
         """The protocols of the plan's data transfers."""
         return frozenset(t.protocol for t in self.transfers if t.dst is not None)
 
-    def with_protocol(self, protocol: Protocol) -> Plan:
+    def with_protocol(self, protocol: Protocol | str) -> Plan:
         """The same plan with every data transfer in ``protocol``. A flag alone stays what
         it was: a ``Simple`` signal, or a reader polling the data before it (which becomes a
         ``Simple`` signal if the data does)."""
+        protocol = Protocol(protocol)
 
         def converted(t: Transfer) -> Protocol:
             if t.dst is not None or (t.protocol.data_polled and protocol.data_polled):
