@@ -16,7 +16,7 @@ from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Protocol
 from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
-from nunasim.engine.lower import FLAG, STORE, lower
+from nunasim.engine.lower import FLAG, STORE, count_messages, lower
 from nunasim.engine.packet.engine import simulate
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
@@ -125,12 +125,41 @@ def test_builtin_proto_parameter():
         assert plan.protocols == {Protocol(proto)}
     ll = builtin_plan("allreduce:ring:gpus=4:tbs=2:proto=LL")
     simple = builtin_plan("allreduce:ring:gpus=4:tbs=2")
-    assert ll.with_protocol(Protocol.SIMPLE) == simple
+    assert ll.name == simple.name + ":proto=LL"
+    assert ll.with_protocol(Protocol.SIMPLE).transfers == simple.transfers
+    assert ll.gpus == simple.gpus
     with pytest.raises(ConfigError, match="unknown protocol proto='LL256'"):
         builtin_plan("allgather:direct:gpus=4:proto=LL256")
 
 
+def test_cli_shows_protocols_and_refuses_unknown_ones(capsys):
+    from nunasim.cli import main
+
+    assert main(["plan", "show", "allgather:direct:gpus=4:proto=LL128"]) == 0
+    assert "transfers         12 (LL128)" in capsys.readouterr().out
+    assert main(["plan", "show", str(FIXTURES / "r48ll.xml")]) == 0
+    assert "(LL)" in capsys.readouterr().out
+    assert main(["plan", "show", "allgather:direct:gpus=4:proto=LL64"]) == 2
+    assert "unknown protocol proto='LL64'" in capsys.readouterr().err
+
+
 # --- wire bytes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        builtin_plan("allreduce:ring:gpus=3:proto=LL"),
+        builtin_plan("reducescatter:direct:gpus=3:chunks=2:proto=LL128"),
+        load_mscclpp(FIXTURES / "allreduce_packet.json"),
+        load_msccl_xml(FIXTURES / "custom_allreduce.xml"),
+    ],
+    ids=lambda p: p.name,
+)
+def test_message_count_is_known_before_lowering(plan):
+    placement = place(plan, 30_000, POD.with_sockets(plan.ngpus), "UA")
+    expected = count_messages(plan, placement.chunk_bytes, placement.line_bytes)
+    assert expected == lower(POD.with_sockets(plan.ngpus), plan, placement).messages
 
 
 @pytest.mark.parametrize("size", [4 * 1024, 1 << 20])

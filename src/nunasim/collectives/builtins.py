@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nunasim.collectives import direct, ring
 from nunasim.collectives.plan import Plan, Protocol
@@ -144,4 +144,6 @@ def builtin_plan(name: str, **overrides: int) -> Plan:
         plan = algorithm.build(gpus, tbs, chunks, **extra)
     except ValueError as exc:
         raise ConfigError(str(exc), source=name) from None
-    return plan if protocol is Protocol.SIMPLE else plan.with_protocol(protocol)
+    if protocol is Protocol.SIMPLE:
+        return plan
+    return replace(plan.with_protocol(protocol), name=f"{plan.name}:proto={protocol}")

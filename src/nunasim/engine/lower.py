@@ -283,12 +283,13 @@ def _gemm_ps(pod: Pod, tile: GemmTile) -> int:
     return max(1, round(tile.flops / (socket.flops_for(tile.dtype) / socket.cus) * 1e12))
 
 
-def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
+def _reduce_ps(pod: Pod, sources: int, dtype: str, data_bytes: int) -> int:
+    """Time to combine ``sources`` values of ``data_bytes`` each on one CU."""
     if sources < 2:
         return 0
     socket = pod.socket
     per_cu = socket.flops_for(dtype) / socket.cus
-    elements = socket.line_bytes / DTYPE_BYTES[dtype]
+    elements = data_bytes / DTYPE_BYTES[dtype]
     return max(1, round((sources - 1) * elements / per_cu * 1e12))
 
 
@@ -523,7 +524,7 @@ def lower(
             laid = [
                 _lines(placement, r, op_bytes, i < len(sources), amap) for i, r in enumerate(ranges)
             ]
-            compute = _reduce_ps(pod, len(sources), dtype)
+            compute = _reduce_ps(pod, len(sources), dtype, op_bytes)  # per operation
             for i in range(step.count * -(-chunk_bytes // op_bytes)):
                 lo = len(lineop_step)
                 lineop_step.append(s)
