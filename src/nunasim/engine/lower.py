@@ -41,10 +41,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan, Protocol, Step, StepId
+from nunasim.collectives.plan import Buffer, Chunks, Plan, Protocol, Step, StepId
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
 from nunasim.policies.placement import BackgroundLoad, GemmTile, Placement
@@ -304,16 +305,16 @@ class _Range:
 
     kind: int  # READ, LOAD, WRITE or STORE (a send to the step's own GPU is a WRITE)
     gpu: int  # the GPU whose memory it is
-    chunks: object  # Chunks
+    chunks: Chunks
     protocol: Protocol
     transfer: int = -1  # the transfer it belongs to (sinks of sends)
 
 
-def _polled_landings(plan: Plan, step: Step) -> dict[tuple[object, int], Protocol]:
+def _polled_landings(plan: Plan, step: Step) -> dict[tuple[Buffer, int], Protocol]:
     """Chunks (buffer, index) on the step's GPU that reach it by a data-polled transfer it
     receives: it polls them in their wire format. A data-polled flag alone polls the data
     of the sending step's previous data transfer to the same GPU."""
-    found: dict[tuple[object, int], Protocol] = {}
+    found: dict[tuple[Buffer, int], Protocol] = {}
     for x in step.recvs:
         t = plan.transfers[x]
         if not t.protocol.data_polled:
@@ -343,7 +344,7 @@ def _ranges(plan: Plan, sid: StepId, step: Step) -> tuple[list[_Range], list[_Ra
     """A step's sources and sinks, each in its format."""
     landings = _polled_landings(plan, step) if step.recvs else {}
 
-    def read_format(chunks) -> Protocol:
+    def read_format(chunks: Chunks) -> Protocol:
         formats = {landings.get((chunks.buffer, k)) for k in chunks.indices()}
         return formats.pop() if len(formats) == 1 and None not in formats else Protocol.SIMPLE
 
@@ -377,8 +378,7 @@ def count_messages(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
     return total
 
 
-@dataclass(frozen=True, eq=False)
-class _Lines:
+class _Lines(NamedTuple):
     """The lines of one range, grouped by the line operation that moves them."""
 
     op_start: list[int]  # CSR over the step's line operations
@@ -388,7 +388,7 @@ class _Lines:
     data: list[int]  # data bytes of each line
 
 
-def _lines(placement: Placement, r: _Range, op_bytes: int, source: bool, amap) -> _Lines:
+def _lines(placement: Placement, r: _Range, op_bytes: int, source: bool) -> _Lines:
     """Where the lines of range ``r`` go and which line operation (of ``op_bytes`` data
     bytes) moves each. A source line belongs to the operation holding its first data byte
     (the first to need it); a sink line to the one holding its last (the first that has
@@ -415,6 +415,7 @@ def _lines(placement: Placement, r: _Range, op_bytes: int, source: bool, amap) -
         op = (base * ops_per_chunk + local_op[None, :]).ravel()
         data_all = np.tile(end - first, r.chunks.count)
     op_start = np.searchsorted(op, np.arange(r.chunks.count * ops_per_chunk + 1))
+    amap = placement.address_map
     return _Lines(
         op_start.tolist(),
         picked.tolist(),
@@ -469,7 +470,7 @@ def lower(
     kinds, lineop_of, msg_cu, target, dst_gpu, address, data_bytes = [], [], [], [], [], [], []
     routes: list[Route] = []
     ports_of_msg, stacks_of_msg = [], []
-    arrival_lines: list[int] = []  # per data-polled transfer: lines still to land
+    arrival_lines: list[int] = []  # per data-polled transfer: the lines that must land
     releases: list[list[int]] = []  # per data-polled transfer: steps its last line releases
 
     def add(
@@ -521,34 +522,34 @@ def lower(
         ranges = [*sources, *sinks]
         if step.combines:
             op_bytes = max(r.protocol.data_bytes_per_line(line_bytes) for r in ranges)
-            laid = [
-                _lines(placement, r, op_bytes, i < len(sources), amap) for i, r in enumerate(ranges)
-            ]
+            laid = [_lines(placement, r, op_bytes, i < len(sources)) for i, r in enumerate(ranges)]
             compute = _reduce_ps(pod, len(sources), dtype, op_bytes)  # per operation
+            specs = [
+                (r.kind, r.gpu, counter.get(r.transfer, -1), *lines)
+                for r, lines in zip(ranges, laid, strict=True)
+            ]
+            groups = (specs[: len(sources)], specs[len(sources) :])
             for i in range(step.count * -(-chunk_bytes // op_bytes)):
                 lo = len(lineop_step)
                 lineop_step.append(s)
                 lineop_compute.append(compute)
                 first_source = len(kinds)
-                first_sink = first_source
-                for n_range, (r, lines) in enumerate(zip(ranges, laid, strict=True)):
-                    if n_range == len(sources):
+                for sinks_now, group in enumerate(groups):
+                    if sinks_now:
                         first_sink = len(kinds)
-                    tgt = counter.get(r.transfer, -1)
-                    for k in range(lines.op_start[i], lines.op_start[i + 1]):
-                        stack, data = lines.stack[k], lines.data[k]
-                        if r.kind == READ:
-                            route, port = b.route("read", g, router, stack), -1
-                        elif r.kind == WRITE:
-                            route, port = b.route("write", g, router, stack), -1
-                        else:
-                            port = lines.port[k]
-                            route = b.route(_ROUTES[r.kind], g, router, r.gpu, port, stack)
-                        add(r.kind, route, lo, gcu, r.gpu, lines.address[k], port, stack, tgt, data)
-                    if tgt >= 0:
-                        arrival_lines[tgt] += lines.op_start[i + 1] - lines.op_start[i]
-                if len(sources) == len(ranges):
-                    first_sink = len(kinds)
+                    for kind, gpu, tgt, op_start, addrs, ports, stacks, data in group:
+                        for k in range(op_start[i], op_start[i + 1]):
+                            stack = stacks[k]
+                            if kind == READ:
+                                route, port = b.route("read", g, router, stack), -1
+                            elif kind == WRITE:
+                                route, port = b.route("write", g, router, stack), -1
+                            else:
+                                port = ports[k]
+                                route = b.route(_ROUTES[kind], g, router, gpu, port, stack)
+                            add(kind, route, lo, gcu, gpu, addrs[k], port, stack, tgt, data[k])
+                        if tgt >= 0:
+                            arrival_lines[tgt] += op_start[i + 1] - op_start[i]
                 lineop_msgs.append((first_source, first_sink, len(kinds)))
         lineop_start.append(len(lineop_step))
         for x in step.sends:
