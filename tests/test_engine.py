@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conservation import assert_conserved
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import check_plan
 from nunasim.collectives.plan import Buffer, Chunks, Collective
 from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
-from nunasim.engine.lower import FLAG, READ, STORE, WRITE, lower
+from nunasim.engine.lower import FLAG, READ, STORE, lower
 from nunasim.engine.packet.engine import simulate
 from nunasim.hardware import Pod
 from nunasim.io.msccl import load_msccl_xml
@@ -136,28 +137,7 @@ def test_fixture_plans_conserve_bytes(fixture):
 
 
 def _assert_conserved(plan, size, config):
-    placement, lowered, trace = _run(plan, size, config)
-    assert (trace.msg_done >= 0).all()  # every message finished
-    assert (trace.step_end >= 0).all()
-    expected = []
-    for transfer in plan.transfers:
-        if transfer.dst is None:
-            continue
-        lines = placement.line_addresses(
-            transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index, transfer.dst.count
-        )
-        expected += [(transfer.dst_gpu, int(a)) for a in lines]
-    for sid, step in plan.steps():
-        for chunks in step.writes:
-            lines = placement.line_addresses(sid.gpu, chunks.buffer, chunks.index, chunks.count)
-            expected += [(sid.gpu, int(a)) for a in lines]
-    data = np.isin(lowered.msg_kind, [STORE, WRITE])
-    delivered = sorted(
-        zip(lowered.msg_dst_gpu[data].tolist(), lowered.msg_address[data].tolist(), strict=True)
-    )
-    assert delivered == sorted(expected)
-    # Each delivery was written once, at a stack of its destination GPU.
-    assert (trace.msg_stack_in[data] >= 0).all()
+    assert_conserved(plan, *_run(plan, size, config))
 
 
 BOUND_CASES = [
@@ -241,7 +221,7 @@ def test_oversized_runs_are_refused_before_lowering():
 
     plan = builtin_plan("allgather:direct:gpus=4")
     placement = place(plan, 1_000_000, POD, "UA")
-    expected = count_messages(plan, placement.lines_per_chunk)
+    expected = count_messages(plan, placement.chunk_bytes, placement.line_bytes)
     assert expected == lower(POD, plan, placement).messages
     with pytest.raises(ConfigError, match="more than the packet engine's limit"):
         lower(POD, plan, placement, max_messages=expected - 1)

@@ -54,7 +54,7 @@ def show_command(plan_name: str, size: str, as_json: bool, per_gpu: bool) -> Non
         f"{int(table['threadblocks'].sum())} in all",
         f"  steps             {_spread(table['steps'])} per GPU, "
         f"{int(table['steps'].sum())} in all",
-        f"  transfers         {len(item.transfers)}",
+        f"  transfers         {len(item.transfers)} ({', '.join(s['protocols']) or 'no data'})",
         f"  sent per GPU      {_spread(table['bytes_sent'])} B "
         f"({_spread(table['chunks_sent'])} chunks)",
         f"  received per GPU  {_spread(table['bytes_received'])} B "
@@ -78,6 +78,7 @@ def _summary(item: Plan, nbytes: int) -> dict[str, object]:
         "size_bytes": nbytes,
         "chunk_bytes": item.chunk_bytes(nbytes),
         "transfers": len(item.transfers),
+        "protocols": sorted(item.protocols),
         "steps": item.step_count,
         "notes": list(item.notes),
     }

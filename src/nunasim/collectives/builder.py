@@ -10,6 +10,7 @@ from nunasim.collectives.plan import (
     Collective,
     GpuProgram,
     Plan,
+    Protocol,
     RemoteChunks,
     Step,
     StepId,
@@ -126,13 +127,14 @@ class PlanBuilder:
         dst_gpu: int,
         dst: Chunks | None,
         receiver: StepId | None,
+        protocol: Protocol = Protocol.SIMPLE,
         source: Chunks | None = None,
     ) -> int:
-        """Record a remote store from ``src`` into ``dst`` on ``dst_gpu`` (and its flag,
-        waited for by ``receiver``); with ``source``, it stores those local chunks rather
-        than the step's combined value."""
+        """Record a remote store from ``src`` into ``dst`` on ``dst_gpu`` in ``protocol`` (and
+        what tells ``receiver`` it has landed: a flag, or the data itself); with ``source``,
+        it stores those local chunks rather than the step's combined value."""
         xfer = len(self._transfers)
-        self._transfers.append(Transfer(src, dst_gpu, dst, receiver, source))
+        self._transfers.append(Transfer(src, dst_gpu, dst, receiver, protocol, source))
         self._draft(src).sends.append(xfer)
         if receiver is not None:
             self._draft(receiver).recvs.append(xfer)

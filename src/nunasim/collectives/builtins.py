@@ -1,6 +1,11 @@
-"""Built-in plans by name: ``COLLECTIVE:ALGORITHM:gpus=G[:tbs=T][:chunks=C][:inplace=0|1]``.
+"""Built-in plans by name:
+``COLLECTIVE:ALGORITHM:gpus=G[:tbs=T][:chunks=C][:inplace=0|1][:proto=P]``.
 
-For example ``allgather:direct:gpus=8:tbs=56``. Every parameter but ``gpus`` has a default:
+For example ``allgather:direct:gpus=8:tbs=56`` or ``allgather:direct:gpus=8:proto=LL``.
+Every parameter but ``gpus`` has a default:
+
+- ``proto``: the protocol of every transfer (``Simple``, ``LL``, ``LL128`` or ``packet``;
+  see ``nunasim.collectives.plan.Protocol``), ``Simple`` by default;
 
 - direct algorithms: ``tbs = gpus - 1`` (one threadblock per peer, the paper's
   low-parallelism point) and ``chunks`` (per peer block) just enough to give every
@@ -16,10 +21,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nunasim.collectives import direct, ring
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Plan, Protocol
 from nunasim.errors import ConfigError
 
 
@@ -89,6 +94,16 @@ def _integer(name: str, key: str, value: str) -> int:
     return number
 
 
+def _protocol(name: str, value: str) -> Protocol:
+    try:
+        return Protocol(value)
+    except ValueError:
+        known = ", ".join(p.value for p in Protocol)
+        raise ConfigError(
+            f"unknown protocol proto={value!r} (known: {known})", source=name
+        ) from None
+
+
 def builtin_plan(name: str, **overrides: int) -> Plan:
     """The built-in plan ``name``; ``overrides`` (gpus, tbs, chunks) replace its parameters."""
     parts = name.split(":")
@@ -97,15 +112,19 @@ def builtin_plan(name: str, **overrides: int) -> Plan:
         known = ", ".join(ALGORITHMS)
         raise ConfigError(f"unknown built-in plan {key!r} (known: {known})", source=name)
     algorithm = ALGORITHMS[key]
-    allowed = ("gpus", "tbs", "chunks", *algorithm.extra)
+    allowed = ("gpus", "tbs", "chunks", *algorithm.extra, "proto")
     params: dict[str, int] = {}
+    protocol = Protocol.SIMPLE
     for part in parts[2:]:
         k, sep, v = part.partition("=")
         if not sep or k not in allowed:
             raise ConfigError(
                 f"unknown parameter {part!r} (known: {', '.join(allowed)})", source=name
             )
-        params[k] = _integer(name, k, v)
+        if k == "proto":
+            protocol = _protocol(name, v)
+        else:
+            params[k] = _integer(name, k, v)
     params.update({k: v for k, v in overrides.items() if v is not None})
     if "gpus" not in params:
         raise ConfigError("give the number of GPUs, e.g. ':gpus=8'", source=name)
@@ -122,6 +141,9 @@ def builtin_plan(name: str, **overrides: int) -> Plan:
             raise ConfigError("inplace is 0 or 1", source=name)
         extra["inplace"] = bool(extra["inplace"])
     try:
-        return algorithm.build(gpus, tbs, chunks, **extra)
+        plan = algorithm.build(gpus, tbs, chunks, **extra)
     except ValueError as exc:
         raise ConfigError(str(exc), source=name) from None
+    if protocol is Protocol.SIMPLE:
+        return plan
+    return replace(plan.with_protocol(protocol), name=f"{plan.name}:proto={protocol}")

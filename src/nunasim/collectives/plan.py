@@ -11,13 +11,18 @@ network with a shared address space:
   When it completes it signals the steps of its GPU that depend on it, unless it is marked
   as not signalling (``signals``, below).
 - A **transfer** is one remote store of ``count`` chunks from a sending step into a chunk
-  range (``dst``) on another GPU. When it has a receiving step, the sender fences on the
-  stores' acknowledgements and then writes a flag that the receiving step waits for. A
-  transfer with no chunks (``count == 0``) is a flag alone (a signal); one with no
-  receiving step is a put whose readers synchronise through a later signal. A transfer
-  normally stores the step's combined value; one with a ``source`` stores a copy of those
-  local chunks instead, so one step can put several sources to several destinations (a
-  fused multi-destination put), each (source, destination) pair a transfer of its own.
+  range (``dst``) on another GPU, in a wire ``protocol``. Under ``Simple``, when it has a
+  receiving step, the sender fences on the stores' acknowledgements and then writes a flag
+  that the receiving step waits for. Under a data-polled protocol (``LL``, ``LL128``,
+  MSCCL++ packets) every line carries its own flag: there is no fence and no flag message,
+  and the receiving step polls the data itself. A transfer with no chunks (``count == 0``)
+  is a flag alone (a signal) under ``Simple``; under a data-polled protocol it sends
+  nothing, and its receiver polls the data of the sending step's previous data transfer to
+  the same GPU (several readers of one packet store). A transfer with no receiving step is
+  a put whose readers synchronise through a later signal. A
+  transfer normally stores the step's combined value; one with a ``source`` stores a copy of
+  those local chunks instead, so one step can put several sources to several destinations
+  (a fused multi-destination put), each (source, destination) pair a transfer of its own.
 - **Signalling dependants.** A step that another step of its GPU depends on publishes its
   completion in its threadblock's flag, which only grows, so a dependant waiting for step
   s of threadblock t is released by the first step of t at or after s that signals. A
@@ -33,7 +38,7 @@ collective size into a chunk size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 
@@ -47,6 +52,51 @@ class Collective(StrEnum):
     ALLTOALL = "alltoall"
     BROADCAST = "broadcast"
     REDUCE = "reduce"
+
+
+class Protocol(StrEnum):
+    """How a transfer's data travels: its wire format and its ordering rule.
+
+    ``SIMPLE`` lines carry data only; the receiver learns of them through a flag written
+    after a fence. The others interleave flags with the data (MSCCL and NCCL ``LL`` and
+    ``LL128``; MSCCL++ packets, which its plans call ``LL``), so a line carries less data
+    and the receiver polls the data itself.
+    """
+
+    SIMPLE = "Simple"
+    LL = "LL"
+    LL128 = "LL128"
+    PACKET = "packet"
+
+    @property
+    def data_polled(self) -> bool:
+        """True when receivers poll the data's inline flags (no fence, no flag message)."""
+        return self is not Protocol.SIMPLE
+
+    def data_bytes_per_line(self, line_bytes: int) -> int:
+        """Data bytes one line of ``line_bytes`` carries in this wire format."""
+        data, word = _WIRE_WORDS[self]
+        if line_bytes % word:
+            raise ValueError(f"a {line_bytes} B line is not a whole number of {self} words")
+        return line_bytes // word * data
+
+    def lines(self, data_bytes: int, line_bytes: int) -> int:
+        """Lines that ``data_bytes`` of data occupy in this wire format."""
+        return -(-data_bytes // self.data_bytes_per_line(line_bytes))
+
+
+# The protocols' definitions, as (data bytes, bytes) of the word that carries them: LL puts
+# an 8 B flag beside every 8 B of data; LL128 puts 8 B of flag in every 128 B; an MSCCL++
+# packet is LL's 16 B word (two 4 B data values, each beside its 4 B flag).
+LL_DATA_BYTES, LL_WORD_BYTES = 8, 16
+LL128_DATA_BYTES, LL128_WORD_BYTES = 120, 128
+PACKET_DATA_BYTES, PACKET_WORD_BYTES = 8, 16
+_WIRE_WORDS = {
+    Protocol.SIMPLE: (1, 1),
+    Protocol.LL: (LL_DATA_BYTES, LL_WORD_BYTES),
+    Protocol.LL128: (LL128_DATA_BYTES, LL128_WORD_BYTES),
+    Protocol.PACKET: (PACKET_DATA_BYTES, PACKET_WORD_BYTES),
+}
 
 
 class Buffer(StrEnum):
@@ -145,6 +195,7 @@ class Transfer:
     dst_gpu: int
     dst: Chunks | None  # landing chunks on dst_gpu; None for a flag alone
     receiver: StepId | None  # the step that waits for the flag; None for a plain put
+    protocol: Protocol = Protocol.SIMPLE
     # Local chunks of the sending GPU this store copies; None: the step's combined value.
     source: Chunks | None = None
 
@@ -201,6 +252,25 @@ class Plan:
             for t, tb in enumerate(program.threadblocks):
                 for s, step in enumerate(tb.steps):
                     yield StepId(g, t, s), step
+
+    @property
+    def protocols(self) -> frozenset[Protocol]:
+        """The protocols of the plan's data transfers."""
+        return frozenset(t.protocol for t in self.transfers if t.dst is not None)
+
+    def with_protocol(self, protocol: Protocol | str) -> Plan:
+        """The same plan with every data transfer in ``protocol``. A flag alone stays what
+        it was: a ``Simple`` signal, or a reader polling the data before it (which becomes a
+        ``Simple`` signal if the data does)."""
+        protocol = Protocol(protocol)
+
+        def converted(t: Transfer) -> Protocol:
+            if t.dst is not None or (t.protocol.data_polled and protocol.data_polled):
+                return protocol
+            return Protocol.SIMPLE
+
+        transfers = tuple(replace(t, protocol=converted(t)) for t in self.transfers)
+        return replace(self, transfers=transfers)
 
     @cached_property
     def step_count(self) -> int:

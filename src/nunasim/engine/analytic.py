@@ -7,9 +7,11 @@
   description alone, independently of the engine's routes.
 - ``lower_bound_ps``: the largest of (a) the zero-load critical path of the plan's steps,
   where a step takes at least its slowest line's fetch, reduction and delivery (with
-  acknowledgement) and a flag takes its zero-load route, and (b) for every resource the
-  departure of the last of its n flits: (n - 1) occupancies and one latency (counting the
-  collective's messages only, not a background GEMM's).
+  acknowledgement; a data-polled line is delivered once issued) and a flag takes its
+  zero-load route (a data-polled transfer releases its receiver when its slowest line
+  lands: the step's start, that line's fetch and reduction, and its route), and (b) for
+  every resource the departure of the last of its n flits: (n - 1) occupancies and one
+  latency (counting the collective's messages only, not a background GEMM's).
 """
 
 from __future__ import annotations
@@ -46,13 +48,25 @@ def critical_path_ps(lowered: Lowered) -> int:
     lo = lowered
     route = route_latency_ps(lo)
     duration = np.zeros(lo.steps, dtype=np.int64)
+    # per arrival counter: its step, and its slowest line's landing after the step's start
+    arrival_step = np.full(len(lo.arrival_lines), -1, dtype=np.int64)
+    arrival_at = np.zeros(len(lo.arrival_lines), dtype=np.int64)
     for op in range(len(lo.lineop_step)):
         first, mid, end = lo.lineop_msgs[op]
         fetch = route[first:mid].max() if mid > first else 0
-        deliver = (route[mid:end] + lo.msg_ack_ps[mid:end]).max() if end > mid else 0
-        total = fetch + lo.lineop_compute_ps[op] + deliver
+        issued = fetch + lo.lineop_compute_ps[op]
+        polled = lo.msg_target[mid:end] >= 0
+        fenced = ~polled
+        deliver = (route[mid:end] + lo.msg_ack_ps[mid:end])[fenced].max() if fenced.any() else 0
         s = lo.lineop_step[op]
-        duration[s] = max(duration[s], total)
+        duration[s] = max(duration[s], issued + deliver)
+        for m in np.nonzero(polled)[0] + mid:
+            a = lo.msg_target[m]
+            arrival_step[a] = s
+            arrival_at[a] = max(arrival_at[a], issued + route[m])
+    landings: list[list[tuple[int, int]]] = [[] for _ in range(lo.steps)]
+    for a in np.nonzero(arrival_step >= 0)[0]:
+        landings[arrival_step[a]].append((int(a), int(arrival_at[a])))
     start = np.zeros(lo.steps, dtype=np.int64)
     waiting = lo.step_wait.copy()
     ready = list(np.nonzero(waiting == 0)[0])
@@ -64,6 +78,11 @@ def critical_path_ps(lowered: Lowered) -> int:
         released += [
             (int(lo.msg_target[m]), finish[s] + route[m])
             for m in lo.flag_msg[lo.flag_start[s] : lo.flag_start[s + 1]]
+        ]
+        released += [
+            (int(w), start[s] + at)
+            for a, at in landings[s]
+            for w in lo.release[lo.release_start[a] : lo.release_start[a + 1]]
         ]
         for w, at in released:
             start[w] = max(start[w], at)

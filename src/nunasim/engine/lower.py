@@ -24,16 +24,31 @@ The model (DESIGN.md section 2, docs/engine.md):
   all its messages are done and acknowledged; it then sends the flags of its transfers
   (one-line stores, through the same resources, to the flag page of the receiving
   threadblock) and its successors may start.
+- Protocols (``nunasim.collectives.plan.Protocol``). A range in a wire format carries
+  fewer data bytes per line (LL and packets half a line, LL128 240 B of 256 B), so a chunk
+  of B bytes moves ``ceil(B / data bytes per line)`` lines. The ranges in a wire format are
+  the data of a data-polled transfer and, at its receiver, the reads of the chunks it
+  landed in (the receiver polls them in that format); other reads, loads and writes are
+  plain. A wire line lands on the line that holds the first data byte it carries: a chunk's
+  wire format occupies the chunk's own lines, so its pages, stacks and NAR domain are the
+  data's (under LL two wire lines land on each line) and costs its extra lines on every
+  resource it crosses, not extra memory. A step's line operations follow its coarsest
+  format: each fetches the source lines that start in it and delivers the sink lines that
+  end in it. A data-polled store has no fence and no flag: its line operation counts it
+  delivered once issued (it still holds a CU request slot until acknowledged), and a
+  per-transfer arrival counter releases the receiving step when the transfer's last line
+  lands.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Buffer, Chunks, Plan, Protocol, Step, StepId
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
 from nunasim.policies.placement import BackgroundLoad, GemmTile, Placement
@@ -44,6 +59,7 @@ READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 # resource kinds
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")
+_ROUTES = {LOAD: "load", STORE: "store"}  # routes that cross sockets, by message kind
 
 DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
 
@@ -89,7 +105,9 @@ class Lowered:
     msg_kind: np.ndarray
     msg_lineop: np.ndarray  # -1 for flags
     msg_cu: np.ndarray
-    msg_target: np.ndarray  # flag: the step it releases; else -1
+    # flag: the step it releases; data-polled write or store: its arrival counter; else -1
+    msg_target: np.ndarray
+    msg_bytes: np.ndarray  # data bytes the message carries (a wire line carries fewer)
     msg_ack_ps: np.ndarray
     msg_dst_gpu: np.ndarray
     msg_address: np.ndarray  # line address of the data's destination (or source for reads)
@@ -99,6 +117,9 @@ class Lowered:
     route_start: np.ndarray  # CSR over messages
     route: np.ndarray  # resource ids
     route_post_ps: np.ndarray  # pure delay after each resource (the plane's latency)
+    arrival_lines: np.ndarray  # per arrival counter (a data-polled transfer): its lines
+    release_start: np.ndarray  # CSR over arrival counters: steps its last line releases
+    release: np.ndarray
 
     @property
     def messages(self) -> int:
@@ -266,12 +287,13 @@ def _gemm_ps(pod: Pod, tile: GemmTile) -> int:
     return max(1, round(tile.flops / (socket.flops_for(tile.dtype) / socket.cus) * 1e12))
 
 
-def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
+def _reduce_ps(pod: Pod, sources: int, dtype: str, data_bytes: int) -> int:
+    """Time to combine ``sources`` values of ``data_bytes`` each on one CU."""
     if sources < 2:
         return 0
     socket = pod.socket
     per_cu = socket.flops_for(dtype) / socket.cus
-    elements = socket.line_bytes / DTYPE_BYTES[dtype]
+    elements = data_bytes / DTYPE_BYTES[dtype]
     return max(1, round((sources - 1) * elements / per_cu * 1e12))
 
 
@@ -280,17 +302,142 @@ def _reduce_ps(pod: Pod, sources: int, dtype: str) -> int:
 MAX_MESSAGES = 20_000_000
 
 
-def count_messages(plan: Plan, lines_per_chunk: int) -> int:
+@dataclass(frozen=True)
+class _Range:
+    """One range of chunks a step fetches from or delivers to, in one format."""
+
+    kind: int  # READ, LOAD, WRITE or STORE (a send to the step's own GPU is a WRITE)
+    gpu: int  # the GPU whose memory it is
+    chunks: Chunks
+    protocol: Protocol
+    transfer: int = -1  # the transfer it belongs to (sinks of sends)
+
+
+def _polled_landings(plan: Plan, step: Step) -> dict[tuple[Buffer, int], Protocol]:
+    """Chunks (buffer, index) on the step's GPU that reach it by a data-polled transfer it
+    receives: it polls them in their wire format. A data-polled flag alone polls the data
+    of the sending step's previous data transfer to the same GPU."""
+    found: dict[tuple[Buffer, int], Protocol] = {}
+    for x in step.recvs:
+        t = plan.transfers[x]
+        if not t.protocol.data_polled:
+            continue
+        polled = x if t.dst is not None else _polled_data(plan, x)
+        if polled is not None:
+            data = plan.transfers[polled]
+            for k in data.dst.indices():
+                found[(data.dst.buffer, k)] = data.protocol
+    return found
+
+
+def _polled_data(plan: Plan, x: int) -> int | None:
+    """The data transfer a data-polled flag alone ``x`` polls: the sending step's previous
+    data transfer to the same GPU, if that is data-polled; else None."""
+    t = plan.transfers[x]
+    sends = plan.step(t.src).sends
+    before = [
+        y
+        for y in sends[: sends.index(x)]
+        if plan.transfers[y].dst_gpu == t.dst_gpu and plan.transfers[y].dst is not None
+    ]
+    return before[-1] if before and plan.transfers[before[-1]].protocol.data_polled else None
+
+
+def _groups(plan: Plan, sid: StepId, step: Step) -> list[tuple[list[_Range], list[_Range]]]:
+    """A step's (sources, sinks) groups, each range in its format: the step's combined value
+    (when it combines any source) to its writes and sends, and then each send that stores a
+    source of its own (a fused multi-destination put: read those lines, store them)."""
+    landings = _polled_landings(plan, step) if step.recvs else {}
+
+    def read_format(chunks: Chunks) -> Protocol:
+        formats = {landings.get((chunks.buffer, k)) for k in chunks.indices()}
+        return formats.pop() if len(formats) == 1 and None not in formats else Protocol.SIMPLE
+
+    def sink(x: int) -> _Range:
+        t = plan.transfers[x]
+        return _Range(WRITE if t.dst_gpu == g else STORE, t.dst_gpu, t.dst, t.protocol, x)
+
+    g = sid.gpu
+    groups = []
+    if step.combines:
+        sources = [_Range(READ, g, c, read_format(c)) for c in step.reads]
+        sources += [_Range(LOAD, r.gpu, r.chunks, Protocol.SIMPLE) for r in step.loads]
+        sinks = [_Range(WRITE, g, c, Protocol.SIMPLE) for c in step.writes]
+        sinks += [
+            sink(x)
+            for x in step.sends
+            if plan.transfers[x].dst is not None and plan.transfers[x].source is None
+        ]
+        groups.append((sources, sinks))
+    for x in step.sends:
+        t = plan.transfers[x]
+        if t.dst is not None and t.source is not None:
+            groups.append(([_Range(READ, g, t.source, Protocol.SIMPLE)], [sink(x)]))
+    return groups
+
+
+def count_messages(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
     """How many messages lowering ``plan`` would make (before any background work)."""
     total = 0
-    for _, step in plan.steps():
-        sends = [plan.transfers[x] for x in step.sends]
-        stores = sum(1 for t in sends if t.dst is not None and t.source is None)
-        per_line = len(step.reads) + len(step.loads) + len(step.writes) + stores
-        total += step.count * lines_per_chunk * per_line if step.combines else 0
-        total += sum(2 * t.source.count * lines_per_chunk for t in sends if t.source is not None)
-        total += sum(1 for t in sends if t.receiver is not None)  # flags
+    for sid, step in plan.steps():
+        for sources, sinks in _groups(plan, sid, step):
+            total += sum(
+                r.chunks.count * r.protocol.lines(chunk_bytes, line_bytes)
+                for r in (*sources, *sinks)
+            )
+        total += sum(  # flags
+            1
+            for x in step.sends
+            if plan.transfers[x].receiver is not None and not plan.transfers[x].protocol.data_polled
+        )
     return total
+
+
+class _Lines(NamedTuple):
+    """The lines of one range, grouped by the line operation that moves them."""
+
+    op_start: list[int]  # CSR over the step's line operations
+    address: list[int]
+    port: list[int]
+    stack: list[int]
+    data: list[int]  # data bytes of each line
+
+
+def _lines(placement: Placement, r: _Range, op_bytes: int, source: bool) -> _Lines:
+    """Where the lines of range ``r`` go and which line operation (of ``op_bytes`` data
+    bytes) moves each. A source line belongs to the operation holding its first data byte
+    (the first to need it); a sink line to the one holding its last (the first that has
+    all of its data)."""
+    chunk_bytes, line_bytes = placement.chunk_bytes, placement.line_bytes
+    per_line = r.protocol.data_bytes_per_line(line_bytes)
+    plain = placement.lines_per_chunk
+    addrs = placement.line_addresses(r.gpu, r.chunks.buffer, r.chunks.index, r.chunks.count)
+    ops_per_chunk = -(-chunk_bytes // op_bytes)
+    if per_line == line_bytes and op_bytes == line_bytes:  # plain lines, one per operation
+        first = np.arange(plain, dtype=np.int64) * line_bytes
+        data = np.minimum(line_bytes, chunk_bytes - first)
+        picked = addrs
+        op = np.arange(len(addrs), dtype=np.int64)
+        data_all = np.tile(data, r.chunks.count)
+    else:
+        n = r.protocol.lines(chunk_bytes, line_bytes)
+        first = np.arange(n, dtype=np.int64) * per_line  # first data byte of each wire line
+        end = np.minimum(first + per_line, chunk_bytes)
+        local_op = (first if source else end - 1) // op_bytes
+        index = first // line_bytes  # the line holding its first data byte
+        base = np.arange(r.chunks.count, dtype=np.int64)[:, None]
+        picked = addrs[(base * plain + index[None, :]).ravel()]
+        op = (base * ops_per_chunk + local_op[None, :]).ravel()
+        data_all = np.tile(end - first, r.chunks.count)
+    op_start = np.searchsorted(op, np.arange(r.chunks.count * ops_per_chunk + 1))
+    amap = placement.address_map
+    return _Lines(
+        op_start.tolist(),
+        picked.tolist(),
+        amap.ports_of(picked).tolist(),
+        amap.stacks_of(picked).tolist(),
+        data_all.tolist(),
+    )
 
 
 def lower(
@@ -307,8 +454,8 @@ def lower(
         raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
     socket = pod.socket
     b = _Builder(pod, placement, plan.ngpus)
-    lines = placement.lines_per_chunk
-    expected = count_messages(plan, lines)
+    chunk_bytes, line_bytes = placement.chunk_bytes, socket.line_bytes
+    expected = count_messages(plan, chunk_bytes, line_bytes)
     if background is not None:
         per_tile = sum(len(a) for a in background.inputs) + sum(len(a) for a in background.outputs)
         expected += per_tile * plan.ngpus
@@ -335,9 +482,11 @@ def lower(
     lineop_start = [0]
     lineop_step, lineop_compute, lineop_msgs = [], [], []
     flag_lists: list[list[int]] = [[] for _ in range(nsteps)]
-    kinds, lineop_of, msg_cu, target, dst_gpu, address = [], [], [], [], [], []
+    kinds, lineop_of, msg_cu, target, dst_gpu, address, data_bytes = [], [], [], [], [], [], []
     routes: list[Route] = []
     ports_of_msg, stacks_of_msg = [], []
+    arrival_lines: list[int] = []  # per data-polled transfer: the lines that must land
+    releases: list[list[int]] = []  # per data-polled transfer: steps its last line releases
 
     def add(
         kind: int,
@@ -349,6 +498,7 @@ def lower(
         port: int,
         stack: int,
         tgt: int = -1,
+        data: int = 0,
     ) -> int:
         routes.append(route)
         kinds.append(kind)
@@ -359,17 +509,8 @@ def lower(
         target.append(tgt)
         dst_gpu.append(gpu)
         address.append(addr)
+        data_bytes.append(data)
         return len(kinds) - 1
-
-    def deliver(lo: int, cu: int, g: int, router: int, line: tuple[int, int, int, int]) -> None:
-        """One line from a CU of GPU ``g`` into ``line`` = (gpu, address, port, stack): a
-        local write or a remote store."""
-        dst, addr, port, stack = line
-        if dst == g:
-            add(WRITE, b.route("write", g, router, stack), lo, cu, g, addr, -1, stack)
-        else:
-            route = b.route("store", g, router, dst, port, stack)
-            add(STORE, route, lo, cu, dst, addr, port, stack)
 
     amap = placement.address_map
     for sid, step in plan.steps():
@@ -396,86 +537,67 @@ def lower(
         gcu = g * socket.cus + cu
         router = socket.cu_router(cu)
 
-        count = step.count * lines if step.combines else 0
-
-        def located(gpu: int, buffer, index: int, count_: int):
-            addrs = placement.line_addresses(gpu, buffer, index, count_)
-            return (
-                gpu,
-                addrs.tolist(),
-                amap.ports_of(addrs).tolist(),
-                amap.stacks_of(addrs).tolist(),
-            )
-
-        source_addrs = [located(g, c.buffer, c.index, c.count) for c in step.reads]
-        load_addrs = [
-            located(r.gpu, r.chunks.buffer, r.chunks.index, r.chunks.count) for r in step.loads
-        ]
-        write_addrs = [located(g, c.buffer, c.index, c.count) for c in step.writes]
-        sends = [plan.transfers[x] for x in step.sends]
-        send_addrs = [
-            located(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count)
-            for t in sends
-            if t.dst is not None and t.source is None
-        ]
-        sources = len(source_addrs) + len(load_addrs)
-        compute = _reduce_ps(pod, sources, dtype)
-        for i in range(count):
-            lo = len(lineop_step)
-            lineop_step.append(s)
-            lineop_compute.append(compute)
-            first_source = len(kinds)
-            for _, addrs, _, stacks in source_addrs:
-                add(
-                    READ, b.route("read", g, router, stacks[i]), lo, gcu, g, addrs[i], -1, stacks[i]
-                )
-            for owner, addrs, ports, stacks in load_addrs:
-                add(
-                    LOAD,
-                    b.route("load", g, router, owner, ports[i], stacks[i]),
-                    lo,
-                    gcu,
-                    owner,
-                    addrs[i],
-                    ports[i],
-                    stacks[i],
-                )
-            first_sink = len(kinds)
-            for _, addrs, _, stacks in write_addrs:
-                add(
-                    WRITE,
-                    b.route("write", g, router, stacks[i]),
-                    lo,
-                    gcu,
-                    g,
-                    addrs[i],
-                    -1,
-                    stacks[i],
-                )
-            for dst, addrs, ports, stacks in send_addrs:
-                deliver(lo, gcu, g, router, (dst, addrs[i], ports[i], stacks[i]))
-            lineop_msgs.append((first_source, first_sink, len(kinds)))
-        for t in sends:  # stores with a source of their own: read a line, store it
-            if t.source is None or t.dst is None:
-                continue
-            src = t.source
-            _, src_addrs, _, src_stacks = located(g, src.buffer, src.index, src.count)
-            dst, addrs, ports, stacks = located(t.dst_gpu, t.dst.buffer, t.dst.index, t.dst.count)
-            for i in range(len(addrs)):
+        groups = _groups(plan, sid, step)
+        counter: dict[int, int] = {}  # data-polled transfer -> its arrival counter
+        for _, sinks in groups:
+            for r in sinks:
+                if r.protocol.data_polled:
+                    counter[r.transfer] = len(arrival_lines)
+                    arrival_lines.append(0)
+                    releases.append([])
+        for sources, sinks in groups:
+            ranges = [*sources, *sinks]
+            op_bytes = max(r.protocol.data_bytes_per_line(line_bytes) for r in ranges)
+            laid = [_lines(placement, r, op_bytes, i < len(sources)) for i, r in enumerate(ranges)]
+            compute = _reduce_ps(pod, len(sources), dtype, op_bytes)  # per operation
+            specs = [
+                (r.kind, r.gpu, counter.get(r.transfer, -1), *lines)
+                for r, lines in zip(ranges, laid, strict=True)
+            ]
+            parts = (specs[: len(sources)], specs[len(sources) :])
+            count = max(r.chunks.count for r in ranges)
+            for i in range(count * -(-chunk_bytes // op_bytes)):
                 lo = len(lineop_step)
                 lineop_step.append(s)
-                lineop_compute.append(0)
+                lineop_compute.append(compute)
                 first_source = len(kinds)
-                stack = src_stacks[i]
-                add(READ, b.route("read", g, router, stack), lo, gcu, g, src_addrs[i], -1, stack)
-                first_sink = len(kinds)
-                deliver(lo, gcu, g, router, (dst, addrs[i], ports[i], stacks[i]))
+                for sinks_now, part in enumerate(parts):
+                    if sinks_now:
+                        first_sink = len(kinds)
+                    for kind, gpu, tgt, op_start, addrs, ports, stacks, data in part:
+                        for k in range(op_start[i], op_start[i + 1]):
+                            stack = stacks[k]
+                            if kind == READ:
+                                route, port = b.route("read", g, router, stack), -1
+                            elif kind == WRITE:
+                                route, port = b.route("write", g, router, stack), -1
+                            else:
+                                port = ports[k]
+                                route = b.route(_ROUTES[kind], g, router, gpu, port, stack)
+                            add(kind, route, lo, gcu, gpu, addrs[k], port, stack, tgt, data[k])
+                        if tgt >= 0:
+                            arrival_lines[tgt] += op_start[i + 1] - op_start[i]
                 lineop_msgs.append((first_source, first_sink, len(kinds)))
         lineop_start.append(len(lineop_step))
-        for t in sends:
+        for x in step.sends:
+            t = plan.transfers[x]
             if t.receiver is None:
                 continue
             rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
+            if t.protocol.data_polled:  # released by the data itself: no flag message
+                data = x if t.dst is not None else _polled_data(plan, x)
+                if data is None:
+                    raise ConfigError(
+                        f"a {t.protocol} flag alone to gpu {t.dst_gpu} follows no {t.protocol} "
+                        "data transfer of its step to that GPU, so it has nothing to poll",
+                        source=plan.source,
+                        where=str(sid),
+                    )
+                if arrival_lines[counter[data]]:
+                    releases[counter[data]].append(rx)
+                else:  # a transfer of no lines lands when its step completes
+                    succ[s].append(rx)
+                continue
             flag_addr = placement.flag_address(t.receiver.gpu, t.receiver.tb)
             port, stack = amap.port_of(flag_addr), amap.stack_of(flag_addr)
             if t.dst_gpu == g:
@@ -508,7 +630,8 @@ def lower(
                     lineop_step.append(first)
                     lineop_compute.append(0)
                     stack = amap.stack_of(a)
-                    add(READ, b.route("read", g, router, stack), lo, gcu, g, a, -1, stack)
+                    route = b.route("read", g, router, stack)
+                    add(READ, route, lo, gcu, g, a, -1, stack, data=line_bytes)
                     lineop_msgs.append((len(kinds) - 1, len(kinds), len(kinds)))
                 lineop_start.append(len(lineop_step))
                 lineop_start.append(len(lineop_step))  # the compute step moves nothing
@@ -517,13 +640,15 @@ def lower(
                     lineop_step.append(first + 2)
                     lineop_compute.append(0)
                     stack = amap.stack_of(a)
-                    add(WRITE, b.route("write", g, router, stack), lo, gcu, g, a, -1, stack)
+                    route = b.route("write", g, router, stack)
+                    add(WRITE, route, lo, gcu, g, a, -1, stack, data=line_bytes)
                     lineop_msgs.append((len(kinds) - 1, len(kinds) - 1, len(kinds)))
                 lineop_start.append(len(lineop_step))
 
     succ_start = np.cumsum([0, *(len(x) for x in succ)])
     flag_start = np.cumsum([0, *(len(x) for x in flag_lists)])
     route_start = np.cumsum([0, *(len(r.resources) for r in routes)])
+    release_start = np.cumsum([0, *(len(x) for x in releases)])
     return Lowered(
         ngpus=plan.ngpus,
         cus_per_gpu=socket.cus,
@@ -548,6 +673,7 @@ def lower(
         msg_lineop=np.array(lineop_of, dtype=np.int64),
         msg_cu=np.array(msg_cu, dtype=np.int64),
         msg_target=np.array(target, dtype=np.int64),
+        msg_bytes=np.array(data_bytes, dtype=np.int64),
         msg_ack_ps=np.array(
             [r.ack if k in (WRITE, STORE) else 0 for r, k in zip(routes, kinds, strict=True)],
             dtype=np.int64,
@@ -560,4 +686,7 @@ def lower(
         route_start=route_start.astype(np.int64),
         route=np.fromiter(chain.from_iterable(r.resources for r in routes), dtype=np.int64),
         route_post_ps=np.fromiter(chain.from_iterable(r.post for r in routes), dtype=np.int64),
+        arrival_lines=np.array(arrival_lines, dtype=np.int64),
+        release_start=release_start.astype(np.int64),
+        release=np.array([w for lst in releases for w in lst], dtype=np.int64),
     )

@@ -12,7 +12,9 @@ latency before injection, outside the one-way latency.
 memory to another: each line it writes to a local stack, stores to another GPU, or loads
 from another GPU into the loading CU, 256 B (a line) each. A local read is not counted on
 its own (it feeds a write or a store, which is), nor are flags or a background GEMM's
-traffic.
+traffic. These are wire bytes: under LL, LL128 and
+MSCCL++ packets a line carries less data; the store table has the data bytes of each store
+(``data_bytes``) and ``data_bytes_delivered`` the data of every delivery.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class SimResult:
     wall_s: float
     bytes_delivered: int  # lines written, stored or loaded by the collective, in bytes
     lower_bound_ps: int
+    data_bytes_delivered: int = 0  # the data in those bytes (less under LL, LL128, packets)
 
     def store_latency_ns(self) -> dict[str, float]:
         latency = self.stores["latency_ps"].to_numpy() / PS_PER_NS
@@ -64,6 +67,7 @@ class SimResult:
             "store_breakdown_ns": breakdown,
             "stores": len(self.stores),
             "bytes_delivered": self.bytes_delivered,
+            "data_bytes_delivered": self.data_bytes_delivered,
             "messages": self.messages,
             "events": self.events,
             "wall_s": self.wall_s,
@@ -84,6 +88,7 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
                 "dst_gpu": lo.msg_dst_gpu[stores],
                 "egress_port": lo.msg_port[stores],
                 "dst_stack": lo.msg_stack[stores],
+                "data_bytes": lo.msg_bytes[stores],
                 "issue_ps": issue,
                 "done_ps": done,
                 "latency_ps": done - inject,
@@ -115,7 +120,9 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         }
     )
     data = np.nonzero(np.isin(lo.msg_kind, (WRITE, STORE, LOAD)))[0]
-    delivered = int(collective[lo.lineop_step[lo.msg_lineop[data]]].sum())
+    data = data[collective[lo.lineop_step[lo.msg_lineop[data]]]]
+    delivered = len(data)
+    data_delivered = int(lo.msg_bytes[data].sum())
     gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
     np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], trace.step_end[collective])
     return SimResult(
@@ -127,5 +134,6 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         events=trace.events,
         wall_s=trace.wall_s,
         bytes_delivered=delivered * lo.line_bytes,
+        data_bytes_delivered=data_delivered,
         lower_bound_ps=lower_bound_ps,
     )

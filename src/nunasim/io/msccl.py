@@ -28,8 +28,10 @@ The semantics follow the executor (see ``shared/notes/plan-and-trace-formats.md`
   (msccl-tools does not write it). A plan valid both ways is read out of place.
 - The executor's pipelining (a step runs once per slice of its chunk) does not change which
   chunks move where; nunasim moves each step's whole chunks at once.
+- ``proto`` (``Simple``, ``LL`` or ``LL128``, spelt exactly so, as the executor reads it)
+  is the protocol of every transfer; absent, it is ``Simple``, msccl-tools' default.
 
-Attributes that only tune the executor (``proto``, ``nchannels``, ``minBytes``, ...) are kept
+Attributes that only tune the executor (``nchannels``, ``minBytes``, ...) are kept
 as notes; unknown attributes are tolerated with a note, since dialects differ. Anything
 inconsistent is a ``ConfigError`` naming the file and the element (``gpu 3 tb 5 step 7``).
 """
@@ -44,7 +46,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from nunasim.collectives.builder import PlanBuilder
-from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, StepId
+from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, Protocol, StepId
 from nunasim.errors import ConfigError
 from nunasim.io.files import read_text
 
@@ -79,6 +81,8 @@ _ALGO_ATTRS = {
     "maxcount",
     "nthreadblocks",
 }
+# The executor's spellings of its protocols.
+_PROTOCOLS = {"Simple": Protocol.SIMPLE, "LL": Protocol.LL, "LL128": Protocol.LL128}
 _GPU_ATTRS = {"id", "i_chunks", "o_chunks", "s_chunks"}
 _TB_ATTRS = {"id", "send", "recv", "chan"}
 _STEP_ATTRS = {
@@ -368,6 +372,13 @@ def _build(reader: _Reader, root: Element) -> Plan:
     inplace_attr = reader.integer(root, "inplace", "<algo>")
     outofplace_attr = reader.integer(root, "outofplace", "<algo>", 1 - inplace_attr)
     inplace = bool(inplace_attr) and not outofplace_attr
+    proto = root.get("proto", "Simple")  # msccl-tools' default protocol
+    if proto not in _PROTOCOLS:
+        raise reader.error(
+            f"proto={proto!r} is not a protocol the executor knows ({', '.join(_PROTOCOLS)})",
+            "<algo>",
+        )
+    protocol = _PROTOCOLS[proto]
     for key in ("proto", "nchannels", "minBytes", "maxBytes"):
         if root.get(key) is not None:
             reader.notes.append(f"{key}={root.get(key)}")
@@ -482,7 +493,7 @@ def _build(reader: _Reader, root: Element) -> Plan:
             into = landing[rx_key]
         else:
             into = Chunks(*canon(rx_key[0], rx.dstbuf, rx.dstoff, where), rx.cnt)
-        b.transfer(ids[tx_key], rx_key[0], into, ids[rx_key])
+        b.transfer(ids[tx_key], rx_key[0], into, ids[rx_key], protocol)
     b.notes.extend(reader.notes)
     return b.build()
 

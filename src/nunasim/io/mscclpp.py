@@ -74,7 +74,11 @@ whose receiver is the first step of p, in (threadblock, step) order, that reads 
 C, plus a flag-only transfer to each further such reader (each reader polls the flags
 itself). A store nobody reads is a plain put, with a note. A local packet write becomes a
 dependency of each reader on the writer. A packet read of a location no op writes in
-packet format would spin forever and is refused.
+packet format would spin forever and is refused. Packet stores, and the flag-only transfers
+to further readers, are in the ``packet`` protocol: twice the bytes of the data on the
+wire, no fence and no flag message, each reader released when the packets it polls have
+landed. Plain puts and signals are ``Simple``. The ops, not the plan's top-level
+``protocol``, say which data travels as packets.
 
 **Other sync ops.** ``nop`` (``__syncthreads``), ``flush`` (the port proxy drains) and
 ``signal``/``wait`` steps carry no data. ``barrier`` ops with one ``barrier_id`` meet in
@@ -115,7 +119,15 @@ from pathlib import Path
 from typing import Any
 
 from nunasim.collectives.builder import PlanBuilder
-from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, RemoteChunks, StepId
+from nunasim.collectives.plan import (
+    Buffer,
+    Chunks,
+    Collective,
+    Plan,
+    Protocol,
+    RemoteChunks,
+    StepId,
+)
 from nunasim.errors import ConfigError
 from nunasim.io.files import read_text
 from nunasim.io.schema import Node, integer, text
@@ -327,7 +339,7 @@ class _Importer:
         for op in every:
             for store in op.stores:
                 if not store.packet and store.signal is None:
-                    builder.transfer(op.sid, store.gpu, store.chunks, None, store.source)
+                    builder.transfer(op.sid, store.gpu, store.chunks, None, source=store.source)
         _pair_packets(builder, every, self.source, self.notes)
         for g, gpu_ops in enumerate(ops):
             _pair_barriers(builder, gpu_ops, self.source)
@@ -966,7 +978,7 @@ def _pair_signals(
         for (op, store), receiver in zip(queue, waits, strict=True):
             chunks = store.chunks if store is not None else None
             own = store.source if store is not None else None
-            builder.transfer(op.sid, p, chunks, receiver.sid, own)
+            builder.transfer(op.sid, p, chunks, receiver.sid, source=own)
     for (p, channel), waits in waited.items():
         if (p, channel) not in paired:
             g, back = _partner(tables, p, channel)
@@ -1032,15 +1044,19 @@ def _pair_packets(builder: PlanBuilder, ops: list[_Op], source: str, notes: list
                 continue
             receivers = reading(store.gpu, store.chunks)
             if not receivers:
-                builder.transfer(op.sid, store.gpu, store.chunks, None, store.source)
+                builder.transfer(
+                    op.sid, store.gpu, store.chunks, None, Protocol.PACKET, store.source
+                )
                 notes.append(
                     f"{op.where} writes packets to gpu {store.gpu} {store.chunks} that no op "
                     "reads; imported as a plain put"
                 )
                 continue
-            builder.transfer(op.sid, store.gpu, store.chunks, receivers[0].sid, store.source)
-            for extra in receivers[1:]:
-                builder.transfer(op.sid, store.gpu, None, extra.sid)
+            builder.transfer(
+                op.sid, store.gpu, store.chunks, receivers[0].sid, Protocol.PACKET, store.source
+            )
+            for extra in receivers[1:]:  # polls the same packets: no message of its own
+                builder.transfer(op.sid, store.gpu, None, extra.sid, Protocol.PACKET)
         for chunks in op.packet_writes:
             for reader in reading(op.sid.gpu, chunks):
                 if reader.sid.tb == op.sid.tb and reader.sid.step > op.sid.step:

@@ -128,6 +128,21 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     return n, seq, nready
 
 
+@jit(inline=True)
+def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
+    """One sink of line operation ``lo`` is delivered at ``t``; the last completes the line
+    operation, and the last line operation its step. ``lines`` holds the line operations'
+    bookkeeping arrays (see ``run``)."""
+    lo_sinks, lineop_step, step_left = lines
+    lo_sinks[lo] -= 1
+    if lo_sinks[lo] == 0:
+        s = lineop_step[lo]
+        step_left[s] -= 1
+        if step_left[s] == 0:
+            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
+    return n, seq, nready
+
+
 @jit
 def run(
     res,
@@ -147,6 +162,9 @@ def run(
     msg_lineop,
     msg_cu,
     msg_target,
+    arrival_left0,
+    release_start,
+    release,
     msg_ack,
     msg_pre,
     route_start,
@@ -168,11 +186,17 @@ def run(
     ``res`` has a row per resource: free-at, occupancy, latency, kind, (unused), flits,
     longest wait (the last two filled in). ``route`` has a row per route entry: resource,
     pure delay after it. Rows keep what one event touches in one cache line.
+
+    A write or store with ``msg_target >= 0`` is data-polled (LL, LL128, packets): it
+    counts as delivered for its line operation once issued, and it counts down the arrival
+    counter ``msg_target`` when it lands; the counter's last line releases the steps in
+    ``release``. Its acknowledgement only frees the CU's request slot.
     """
     nsteps = step_tb.shape[0]
     nlo = lineop_compute.shape[0]
     nmsg = msg_kind.shape[0]
     wait = step_wait0.copy()
+    arrival_left = arrival_left0.copy()
     lo_sources = np.empty(nlo, dtype=np.int64)
     lo_sinks = np.empty(nlo, dtype=np.int64)
     for lo in range(nlo):
@@ -195,6 +219,7 @@ def run(
     ready = np.empty(nsteps, dtype=np.int64)
     nready = 0
     steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready)
+    lines = (lo_sinks, lineop_step, step_left)
     touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
     is_touched = np.zeros(ncus, dtype=np.bool_)
@@ -240,7 +265,13 @@ def run(
                 msg_issue[m] = t
                 n = _push(hk, hp, n, t + msg_pre[m], seq, m * 4 + EV_ROUTE)
                 seq += 1
+                if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
+                    n, seq, nready = _line_delivered(
+                        msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
+                    )
         ntouched = 0
+        if nready > 0:  # steps completed by issuing: start their successors at t
+            continue
         if n == 0:
             break
         t, payload, n = _pop(hk, hp, n)
@@ -307,6 +338,16 @@ def run(
             # A write or a store: acknowledged after the reverse path's latency.
             n = _push(hk, hp, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
             seq += 1
+            a = msg_target[m]
+            if a >= 0:  # data-polled: the receivers poll the data, released by its last line
+                arrival_left[a] -= 1
+                if arrival_left[a] == 0:
+                    for k in range(release_start[a], release_start[a + 1]):
+                        w = release[k]
+                        wait[w] -= 1
+                        if wait[w] == 0:
+                            ready[nready] = w
+                            nready += 1
         elif kind == EV_COMPUTE:
             lo = arg
             cu = msg_cu[lineop_msgs[lo, 1]]
@@ -319,11 +360,8 @@ def run(
             cu = msg_cu[m]
             inflight[cu] -= 1
             ntouched = _touch(cu, is_touched, touched, ntouched)
-            lo = msg_lineop[m]
-            lo_sinks[lo] -= 1
-            if lo_sinks[lo] == 0:
-                s = lineop_step[lo]
-                step_left[s] -= 1
-                if step_left[s] == 0:
-                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
+            if msg_target[m] < 0:  # a data-polled line was delivered when issued
+                n, seq, nready = _line_delivered(
+                    msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
+                )
     return events
