@@ -21,9 +21,9 @@ from nunasim.units import format_size, parse_size
 @click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
 @click.option(
     "--size",
-    default="1MiB",
+    default="1MB",
     show_default=True,
-    help="Collective size (the paper's 1 MB, as a power of two: see docs/engine.md).",
+    help="Collective size (the paper's 1 MB).",
 )
 @click.option(
     "--out",

@@ -11,21 +11,26 @@ import numpy as np
 from nunasim.hardware import Socket
 
 
-def ua_cus(socket: Socket, count: int, rng: np.random.Generator) -> np.ndarray:
-    """CUs for ``count`` threadblocks, dispatched in order."""
+def die_orders(socket: Socket, rng: np.random.Generator) -> list[list[int]]:
+    """Each die's dispatch order of CUs (empty for a die without compute units)."""
     index = {r: i for i, r in enumerate(socket.cu_routers)}
     orders = []
     for d in range(len(socket.dies)):
         routers = [r for r in socket.cu_routers if socket.die_of_router[r] == d]
-        if routers:
-            routers = [routers[i] for i in rng.permutation(len(routers))]
-            orders.append(
-                [
-                    index[r] * socket.cus_per_router + slot
-                    for slot in range(socket.cus_per_router)
-                    for r in routers
-                ]
-            )
+        routers = [routers[i] for i in rng.permutation(len(routers))] if routers else []
+        orders.append(
+            [
+                index[r] * socket.cus_per_router + slot
+                for slot in range(socket.cus_per_router)
+                for r in routers
+            ]
+        )
+    return orders
+
+
+def ua_cus(socket: Socket, count: int, rng: np.random.Generator) -> np.ndarray:
+    """CUs for ``count`` threadblocks, dispatched in order."""
+    orders = [order for order in die_orders(socket, rng) if order]
     load = np.zeros(socket.cus, dtype=np.int64)
     cus = np.empty(count, dtype=np.int64)
     for t in range(count):

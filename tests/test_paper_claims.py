@@ -1,0 +1,142 @@
+"""The paper's section 6 claims, each asserting the paper's direction (A beats B, a speedup
+shrinks with size), on the paper's system (``nextgen-4die``) with each configuration at its
+best-performing threadblock count, as the paper evaluates them (section 5.1).
+
+docs/reproduction.md lists every claim with the paper's figure, ours and the command that
+measures it. Runs are cached per process (``experiments.tbsearch``), so claims that share
+an experiment share its runs.
+"""
+
+from functools import cache
+
+import pytest
+
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.experiments.headline import paper_fig10_ns, run_headline
+from nunasim.experiments.microbench import speedup_table
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Scenario
+
+PRESET = load_preset("nextgen-4die")
+POD = PRESET.pod
+EIGHT = ("UA", "UA+NAR", "NUMA", "NUMA+NAR", "NAP", "NAP+NAR", "NAP*", "NAP*+NAR")
+KB100, MB1, MB10 = 100_000, 1_000_000, 10_000_000
+
+
+@cache
+def completion(collective: str, size: int, configs: tuple[str, ...] = EIGHT) -> dict[str, float]:
+    """Completion ns of each configuration, 8 GPUs, best threadblock count."""
+    table = speedup_table(PRESET, [collective], [size], [8], configs)
+    return table.set_index("config")["completion_ns"].to_dict()
+
+
+def speedup(collective: str, size: int, configs: tuple[str, ...] = EIGHT) -> dict[str, float]:
+    times = completion(collective, size, configs)
+    return {c: times["UA"] / t for c, t in times.items()}
+
+
+# --- section 6.1, Fig. 9 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [KB100, MB1])
+def test_nap_nar_is_the_fastest_of_the_eight_configurations(size):
+    """ "NAP+NAR is superior by reducing both local and remote latencies" (All-Gather)."""
+    times = completion("allgather", size)
+    assert min(times, key=times.get) == "NAP+NAR"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collective", ["allreduce", "alltoall"])
+@pytest.mark.parametrize("size", [KB100, MB1])
+def test_fig9_ordering_on_other_collectives(collective, size):
+    """NAR alone improves over UA, NUMA+NAR more, and NAP+NAR most."""
+    s = speedup(collective, size, ("UA", "UA+NAR", "NUMA+NAR", "NAP+NAR"))
+    assert s["NAP+NAR"] > s["NUMA+NAR"] >= s["UA+NAR"] > 1.0
+
+
+@pytest.mark.parametrize("size", [KB100, pytest.param(MB10, marks=pytest.mark.slow)])
+def test_numa_nar_is_at_least_ua_nar(size):
+    """ "NUMA+NAR increases speedup by reducing local latencies to I/O ports"."""
+    s = speedup("allgather", size)
+    assert s["NUMA+NAR"] >= s["UA+NAR"]
+
+
+# --- section 6.3, Fig. 11 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [KB100, pytest.param(MB10, marks=pytest.mark.slow)])
+def test_nar_improves_every_placement_and_nap_most(size):
+    """ "For all threadblock and memory placement schemes (UA, NUMA, NAP*, and NAP), NAR
+    improves performance. [...] NAR has the greatest impact on NAP.\""""
+    times = completion("allgather", size)
+    gain = {p: times[p] / times[f"{p}+NAR"] for p in ("UA", "NUMA", "NAP*", "NAP")}
+    assert all(g > 1.0 for g in gain.values()), gain
+    assert max(gain, key=gain.get) == "NAP"
+
+
+def test_isolated_nap_is_not_beneficial():
+    """ "Isolated NAP is not beneficial": threadblocks pushed outwards while the hash still
+    spreads their stores over both ends."""
+    assert speedup("allgather", KB100)["NAP"] < 1.0
+
+
+@pytest.mark.slow
+def test_placements_alone_slow_down_at_10mb():
+    """ "For 10 MB collectives, placement policies (NUMA, NAP*, and NAP) alone without NAR
+    introduce slowdowns.\""""
+    s = speedup("allgather", MB10)
+    assert s["NUMA"] < 1.0 and s["NAP*"] < 1.0 and s["NAP"] < 1.0
+
+
+# --- section 6.4, Fig. 12 -----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_nap_nar_speedup_shrinks_with_size():
+    """ "NAP+NAR speedup benefits are greater when the collectives are small [...] as the
+    collective size increases, the speedup diminishes.\""""
+    s = [speedup("allgather", size)["NAP+NAR"] for size in (KB100, MB1, MB10)]
+    assert s[0] >= s[1] >= s[2]
+    assert s[0] > s[2]
+
+
+# --- section 6.5, Fig. 13 -----------------------------------------------------------------
+
+
+@cache
+def granularity_speedups(threadblocks: int) -> dict[int, float]:
+    """1 MB All-Gather under NAP+NAR at 2-12 NAR domains, over baseline routing (NAP)."""
+    plan = builtin_plan("allgather:direct:gpus=8", tbs=threadblocks)
+    base = Scenario(POD, plan, MB1, "NAP").run().completion_ps
+    return {
+        g: base / Scenario(POD, plan, MB1, "NAP+NAR", g).run().completion_ps
+        for g in (2, 4, 6, 8, 12)
+    }
+
+
+def test_too_few_threadblocks_for_fine_domains():
+    """ "When there are too few threadblocks to distribute across many NAR domains, traffic
+    becomes unequally routed, resulting in slowdowns": with 7 threadblocks per GPU the finest
+    granularity is slower than the best coarser one."""
+    s = granularity_speedups(7)
+    assert s[12] < max(s[g] for g in (2, 4, 6, 8))
+
+
+# --- section 6.2, Fig. 10 -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def headline():
+    return run_headline(PRESET, "allgather:direct:gpus=8", MB1)
+
+
+def test_fig10_means_within_ten_percent(headline):
+    rows = headline.table.set_index("config")
+    for config, (mean, _) in paper_fig10_ns().items():
+        assert rows.loc[config, "store_mean_ns"] == pytest.approx(mean, rel=0.10)
+
+
+def test_fig10_ua_tail_above_nap_nar(headline):
+    rows = headline.table.set_index("config")
+    assert rows.loc["UA", "store_max_ns"] > rows.loc["NAP+NAR", "store_max_ns"]
+    assert rows.loc["UA", "store_mean_ns"] > rows.loc["NAP+NAR", "store_mean_ns"]
