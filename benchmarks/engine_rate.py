@@ -1,4 +1,4 @@
-"""Packet engine throughput: events and flit-hops per second (issue 5's benchmark).
+"""Packet engine throughput: events and flit-hops per second .
 
 Run: python benchmarks/engine_rate.py [--repeat N]
 Measures, with the numba compile cache warm (one run discarded first), the 8-GPU 1 MB

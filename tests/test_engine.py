@@ -1,4 +1,4 @@
-"""The packet engine against the validation ladder (DESIGN.md section 6, levels 1-4)."""
+"""The packet engine on the validation ladder: zero load, conservation, bounds, determinism."""
 
 import os
 import subprocess

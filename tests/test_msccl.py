@@ -45,7 +45,7 @@ def test_fixture_shapes():
 
 
 def test_access_sets_match_the_notes():
-    """The examples of shared/notes/plan-and-trace-formats.md section 4.1, in our model."""
+    """Worked examples of the MSCCL executor's semantics, in our model."""
     ag = access_sets(load_msccl_xml(FIXTURES / "ag-1k-512k.xml"))
     # GPU 0 TB 0 receives from GPU 1 the chunk that lands in o[2] (GPU 1's block, in place).
     assert ag[(0, 0)].local_writes == {(2, "o", 0)}

@@ -254,7 +254,7 @@ def test_grouping_by_all_chunks_collapses_direct_allreduce():
     assert len(logical_allocation(access_sets(plan), "communication")) == 28
 
 
-# --- the paper's orderings, zero load (issue 4's acceptance) -------------------------------
+# --- the paper's orderings, zero load  -------------------------------
 
 
 def test_nap_nar_has_the_shortest_paths_and_nar_shortens_the_destination_side():

@@ -1,6 +1,6 @@
 """Lowering: (pod, plan, placement) -> flat integer arrays the engines consume.
 
-The model (DESIGN.md section 2, docs/engine.md):
+The model (docs/engine.md):
 
 - Every step of a threadblock becomes *line operations*, one per line (flit) of its
   chunks. A line operation first fetches its sources (a local HBM read: a latency-only

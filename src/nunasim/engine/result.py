@@ -1,4 +1,4 @@
-"""What a run reports, as tables (DESIGN.md section 4).
+"""What a run reports, as tables.
 
 **Store latency** is the one-way latency of a remote store: from its injection into the
 source NoC (after the CU's L1 latency) to the completion of the write at the destination

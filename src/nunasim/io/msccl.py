@@ -1,6 +1,6 @@
 """MSCCL XML algorithm files (MSCCLang / msccl-tools, msccl-executor-nccl, RCCL) as plans.
 
-The semantics follow the executor (see ``shared/notes/plan-and-trace-formats.md``):
+The semantics follow the MSCCL executor:
 
 - A threadblock with ``send=S, chan=c`` owns the connection to S on channel c; the i-th
   send-type step (``s rcs rrs rrcs``) of that connection pairs with the i-th receive-type

@@ -1,6 +1,6 @@
 """NAR domains on a socket: which HBM stacks back each domain, and distances to domains.
 
-The rule that ties stacks to domains (DESIGN.md section 2 asks for it in writing):
+The rule that ties stacks to domains (written down, since the paper leaves it open):
 
 - The distance from a router to domain ``d`` is the mean hop count from that router to the
   routers of ``d``'s ports (one router per port, so a router with more of the domain's ports
