@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from nunasim.cli import main
 
@@ -158,3 +159,16 @@ def test_fig9_bad_input(capsys):
     assert run(capsys, "fig9", "--collectives", "gather")[0] == 2
     assert run(capsys, "fig9", "--configs", "NAP+NOTHING")[0] == 2
     assert run(capsys, "fig9", "--gpus", "one")[0] == 2
+
+
+@pytest.mark.slow
+def test_simulate_defaults_beat_the_baseline(capsys):
+    """`nunasim simulate` with no options (NAP+NAR, each at its best threadblock count) is
+    faster than the same run under UA."""
+    code, default, _ = run(capsys, "simulate", "--json")
+    assert code == 0
+    code, baseline, _ = run(capsys, "simulate", "--config", "UA", "--json")
+    assert code == 0
+    aware, unaware = json.loads(default), json.loads(baseline)
+    assert aware["config"] == "NAP+NAR" and unaware["config"] == "UA"
+    assert aware["completion_ns"] < unaware["completion_ns"]

@@ -54,7 +54,22 @@ def test_fig9_ordering_on_other_collectives(collective, size):
     assert s["NAP+NAR"] > s["NUMA+NAR"] >= s["UA+NAR"] > 1.0
 
 
-@pytest.mark.parametrize("size", [KB100, pytest.param(MB10, marks=pytest.mark.slow)])
+NUMA_NAR_AT_1MB = pytest.mark.xfail(
+    strict=True,
+    reason="measured: UA+NAR 0.9% faster at 1 MB, where UA's round-robins over dies and over "
+    "stacks align at 56 threadblocks and give UA the NUMA locality for free "
+    "(docs/reproduction.md)",
+)
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        KB100,
+        pytest.param(MB1, marks=NUMA_NAR_AT_1MB),
+        pytest.param(MB10, marks=pytest.mark.slow),
+    ],
+)
 def test_numa_nar_is_at_least_ua_nar(size):
     """ "NUMA+NAR increases speedup by reducing local latencies to I/O ports"."""
     s = speedup("allgather", size)
@@ -120,6 +135,21 @@ def test_too_few_threadblocks_for_fine_domains():
     granularity is slower than the best coarser one."""
     s = granularity_speedups(7)
     assert s[12] < max(s[g] for g in (2, 4, 6, 8))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: 868 B chunks share 4 KiB pages across logical groups, so three quarters "
+    "of the lines follow another domain's pages; with 1 KiB pages 8 and 12 domains lead "
+    "within 1% (docs/reproduction.md)",
+)
+def test_enough_threadblocks_make_the_finest_domains_best():
+    """ "When there are a sufficient number of threadblocks [1,008 per GPU] to enable
+    effective load balancing, the configuration with the finest granularity (12 NAR
+    domains) achieves the lowest latency" (section 6.5)."""
+    s = granularity_speedups(1008)
+    assert max(s, key=s.get) == 12
 
 
 # --- section 6.2, Fig. 10 -----------------------------------------------------------------

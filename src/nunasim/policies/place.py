@@ -7,9 +7,9 @@ behind them.
 - **UA** pages: every page of a GPU, in buffer order (input, output, scratch), round-robin
   over the stacks. With NAR a page takes the NAR domain its stack backs (round-robin over
   the domains when the stack backs several).
-- **NUMA** threadblocks: in logical-group order, each on the first CU with budget among the
-  least occupied, in order of line-weighted hop distance to the stacks holding its local
-  chunks (UA pages): near its data, but spread rather than stacked on one router.
+- **NUMA** threadblocks: in logical-group order, each on the first CU with budget and room in
+  order of line-weighted hop distance to the stacks holding its local chunks (UA pages):
+  Algorithm 1's scheduling near the data, as the paper's NUMA proxy runs it.
 - **NAP**: Algorithm 1. Logical groups go round-robin to NAR domains; each threadblock to the
   first CU with budget and room (``budget.py``) in order of distance to its domain's ports;
   each of its local chunks to the stack nearest that CU, each remote chunk to the stack
@@ -207,10 +207,8 @@ class _Placer:
     # --- NUMA -------------------------------------------------------------------------
 
     def numa(self) -> None:
-        """Threadblocks near the stacks of their local data; pages must already be placed.
-        CUs are taken least occupied first, nearest first among equally occupied ones: a
-        NUMA scheduler keeps locality but, like the baseline dispatcher, spreads
-        threadblocks rather than stacking those that share data on one router."""
+        """Threadblocks near the memory they access (Algorithm 1's scheduling with baseline
+        pages, as the paper's NUMA proxy runs it); pages must already be placed."""
         socket, plan = self.socket, self.plan
         sets = access_sets(plan)
         provisional = self.result(fallback=False)
@@ -223,10 +221,8 @@ class _Placer:
                     stacks = provisional.chunk_stacks(owner, Buffer(buffer), chunk_id)
                     weight += np.bincount(stacks, minlength=len(socket.stacks))
                 cost = (router_cost_base @ weight)[self.cu_routers]
-                budget = self.cus[gpu]
-                order = np.lexsort((np.arange(len(cost)), cost, budget.count))
                 demand = tb_demand(plan, gpu, tb, self.lines_per_chunk, socket.outstanding_requests)
-                self.tb_cu[gpu][tb] = budget.choose(order, demand)
+                self.tb_cu[gpu][tb] = self.cus[gpu].choose(_order_by(cost), demand)
 
     # --- result -----------------------------------------------------------------------
 
