@@ -1,8 +1,6 @@
 """The packet engine on the validation ladder: zero load, conservation, bounds, determinism."""
 
 import os
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -11,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conservation import assert_conserved
+from engine_modes import outputs_compiled_and_not
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import check_plan
@@ -177,14 +176,8 @@ def test_uncompiled_engine_gives_the_same_answer():
         " 20000, 'NAP+NAR').run();"
         "print(r.completion_ps, r.events, int(r.stores['latency_ps'].sum()))"
     )
-    outputs = []
-    for jit in ("0", "1"):
-        env = {**os.environ, "NUNASIM_NO_JIT": jit}
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        )
-        outputs.append(done.stdout.strip())
-    assert outputs[0] == outputs[1]
+    compiled, uncompiled = outputs_compiled_and_not(code)
+    assert compiled == uncompiled
 
 
 @pytest.mark.parametrize("config", ["UA", "NAP+NAR"])

@@ -1,9 +1,6 @@
 """Communication protocols: Simple (fence and flag), LL and LL128 (flags in the data, MSCCL
 and NCCL), MSCCL++ packets; their wire bytes, ordering and timing in the packet engine."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conservation import assert_conserved
+from engine_modes import outputs_compiled_and_not
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Protocol
@@ -381,14 +379,8 @@ def test_compiled_and_uncompiled_engines_agree_on_data_polled_plans():
         "rs = [Scenario(pod.with_sockets(p.ngpus), p, 12288, 'NAP+NAR').run() for p in plans];"
         "print([(r.completion_ps, r.events, int(r.stores['latency_ps'].sum())) for r in rs])"
     )
-    outputs = []
-    for jit in ("0", "1"):
-        env = {**os.environ, "NUNASIM_NO_JIT": jit}
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-        )
-        outputs.append(done.stdout.strip())
-    assert outputs[0] == outputs[1]
+    compiled, uncompiled = outputs_compiled_and_not(code)
+    assert compiled == uncompiled
 
 
 @settings(max_examples=40, deadline=None)

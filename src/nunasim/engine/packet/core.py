@@ -109,6 +109,16 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 
 
 @jit(inline=True)
+def _satisfy(w, wait, ready, nready):
+    """One of step ``w``'s waits is over; it becomes ready when none is left."""
+    wait[w] -= 1
+    if wait[w] == 0:
+        ready[nready] = w
+        nready += 1
+    return nready
+
+
+@jit(inline=True)
 def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``)."""
@@ -120,11 +130,7 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps):
         n = _push(hk, hp, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
-        w = succ[k]
-        wait[w] -= 1
-        if wait[w] == 0:
-            ready[nready] = w
-            nready += 1
+        nready = _satisfy(succ[k], wait, ready, nready)
     return n, seq, nready
 
 
@@ -309,11 +315,7 @@ def run(
             msg_done[m] = t
             mk = msg_kind[m]
             if mk == FLAG:
-                w = msg_target[m]
-                wait[w] -= 1
-                if wait[w] == 0:
-                    ready[nready] = w
-                    nready += 1
+                nready = _satisfy(msg_target[m], wait, ready, nready)
                 continue
             if mk <= LOAD:  # READ or LOAD: the data is back at the CU
                 cu = msg_cu[m]
@@ -343,11 +345,7 @@ def run(
                 arrival_left[a] -= 1
                 if arrival_left[a] == 0:
                     for k in range(release_start[a], release_start[a + 1]):
-                        w = release[k]
-                        wait[w] -= 1
-                        if wait[w] == 0:
-                            ready[nready] = w
-                            nready += 1
+                        nready = _satisfy(release[k], wait, ready, nready)
         elif kind == EV_COMPUTE:
             lo = arg
             cu = msg_cu[lineop_msgs[lo, 1]]
