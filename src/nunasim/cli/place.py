@@ -14,6 +14,7 @@ from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import CONFIGURATIONS
+from nunasim.policies.placement import LAYOUTS
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
@@ -48,6 +49,13 @@ from nunasim.units import format_size, parse_size
     help="Chunks that group threadblocks in NAP's logical allocation.",
 )
 @click.option(
+    "--layout",
+    type=click.Choice(LAYOUTS),
+    default="aligned",
+    show_default=True,
+    help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -67,12 +75,13 @@ def place_command(
     nar: str,
     seed: int,
     grouping: str,
+    layout: str,
     output: Path | None,
     png: Path | None,
     as_json: bool,
 ) -> None:
     """Place PLAN (a built-in or a plan file) under a configuration (UA, UA+NAR, NUMA,
-    NUMA+NAR, NAP, NAP+NAR, NAP*) and report zero-load hop statistics."""
+    NUMA+NAR, NAP, NAP+NAR, NAP*, NAP*+NAR) and report zero-load hop statistics."""
     if png is not None and png.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(png))
     nbytes = parse_size(size)
@@ -80,7 +89,9 @@ def place_command(
     plan = load_plan(plan_name)
     pod = preset.pod if preset.pod.sockets >= plan.ngpus else preset.with_sockets(plan.ngpus).pod
     granularity = parse_granularity(nar)
-    scenario = Scenario(pod, plan, nbytes, config_name, granularity, seed, grouping=grouping)
+    scenario = Scenario(
+        pod, plan, nbytes, config_name, granularity, seed, grouping=grouping, layout=layout
+    )
     placement = scenario.placement()  # proves the plan first
     stats = placement_stats(plan, placement)
     if output is not None:
@@ -117,5 +128,6 @@ def place_command(
         f"{stats.stack_budget_max_use:.0%}; {stats.fallback_threadblocks} threadblocks and "
         f"{stats.fallback_chunks} chunks over budget\n"
         f"  ports          busiest (GPU, port) {stats.port_lines_max} lines, mean "
-        f"{stats.port_lines_mean:.1f}; per domain {list(stats.domain_lines)}"
+        f"{stats.port_lines_mean:.1f}; per domain {list(stats.domain_lines)}\n"
+        f"  layout         {stats.layout}, {format_size(stats.padding_bytes)} of padding"
     )

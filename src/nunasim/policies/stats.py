@@ -32,6 +32,8 @@ class PlacementStats:
     port_lines_mean: float  # over (GPU, port) pairs
     domain_lines: tuple[int, ...]  # lines leaving through each domain's ports (placement's
     # granularity), all GPUs together
+    layout: str = "aligned"  # how chunks sit in pages
+    padding_bytes: int = 0  # bytes of pages beyond the data, all buffers of all GPUs
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -56,17 +58,14 @@ def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
         cus_used += len(set(gpu.tb_cu.tolist()))
 
     stack_use = 0.0
-    per_page_lines = socket.page_bytes // socket.line_bytes
-    for g, gpu in enumerate(placement.gpus):
+    amap = placement.address_map
+    for g in range(len(placement.gpus)):
         budget = stack_budget(socket)
         for buffer in BUFFERS:
-            regions = gpu.buffers[buffer].region
-            used_bytes = plan.gpus[g].buffer_chunks(buffer) * placement.chunk_bytes
-            for page, region in enumerate(regions):
-                page_lines = min(
-                    per_page_lines, -(-(used_bytes - page * socket.page_bytes) // socket.line_bytes)
-                )
-                budget.used[placement.address_map.regions[region].stack] += page_lines
+            chunks = plan.gpus[g].buffer_chunks(buffer)
+            if chunks:
+                stacks = amap.stacks_of(placement.line_addresses(g, buffer, 0, chunks))
+                budget.used += np.bincount(stacks, minlength=len(socket.stacks))
         stack_use = max(stack_use, float((budget.used / budget.capacity).max()))
 
     ports = len(socket.ports)
@@ -90,4 +89,6 @@ def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
         port_lines_max=int(per_port.max()),
         port_lines_mean=float(per_port.mean()),
         domain_lines=tuple(int(x) for x in domains),
+        layout=placement.layout_mode,
+        padding_bytes=placement.padding_bytes,
     )
