@@ -4,10 +4,9 @@ best-performing number of threadblocks", section 5.1): one search that ``simulat
 
 The candidates cover the paper's range, from one threadblock per peer up to
 ``MAX_THREADBLOCKS`` per GPU (the 1,008 of its Fig. 13): 1, 2, 4, ... threadblocks per peer,
-and the largest count the range allows. They are tried in increasing order; completion
-time falls while more threadblocks hide latency and rises once they crowd the CUs, NoC
-and stacks, so the search stops after ``PATIENCE`` counts in a row that are slower than the
-best so far.
+and the largest count the range allows, and every one is run: completion time is not a
+smooth function of the count (a count can align a plan's chunks with the dies, pages or
+domains and the next one not), so a search that stops at the first rise misses the best.
 
 With ``granularity="auto"``, each count runs with the granularity the placement policy's
 quick estimate picks (``policies.estimate``); the estimate sees port and stack load but not
@@ -31,7 +30,6 @@ from nunasim.policies.place import auto_granularities, configuration, uses_domai
 from nunasim.scenario import Scenario
 
 MAX_THREADBLOCKS = 1008
-PATIENCE = 2
 
 
 def candidate_counts(gpus: int, limit: int = MAX_THREADBLOCKS) -> tuple[int, ...]:
@@ -92,17 +90,12 @@ def best_threadblocks(
         if best is None or result.completion_ps < best[1].completion_ps:
             best = (plan, result, placement.granularity)
 
-    worse = 0
     for count in candidate_counts(base.ngpus):
         try:
             plan = builtin_plan(plan_name, tbs=count)
         except ConfigError:  # a count the algorithm cannot split its work over
             continue
-        before = best
         attempt(plan, granularity)
-        worse = 0 if best is not before else worse + 1
-        if worse >= PATIENCE:
-            break
     if best is None:
         raise ValueError(f"no threadblock count works for {plan_name}")
     if granularity == "auto" and uses_domains(configuration(config)):
