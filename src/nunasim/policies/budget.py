@@ -4,13 +4,6 @@
   its largest step (steps run one after another, so that is the most it can have in flight),
   capped at the window: a threadblock that moves more than a window's worth fills a CU. A
   CU also holds at most the socket's ``threadblocks_per_cu`` threadblocks at once.
-- The CUs of one router share its mesh links (all their data enters and leaves the NoC
-  through them), so a router has a budget too: the bandwidth-delay product of one link
-  over a memory access, the data its links carry while one access completes. Router
-  budgets fill in waves like stack budgets (below): threadblocks go to the nearest routers
-  until each has its link's worth in flight, and only then does a router take a second
-  wave. A large collective's threadblocks therefore spread over more routers than a small
-  one's, instead of sharing one router's links.
 - A stack's budget is the bandwidth-delay product of its access path in lines: the data it
   can have in flight before it saturates. Everything a stack serves crosses one of its
   router's mesh links as well as the stack itself, and a link (833 GB/s on the paper's
@@ -36,11 +29,6 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Socket
-
-
-def bdp_lines(bandwidth: float, latency_ps: int, line_bytes: int) -> int:
-    """Lines in flight at ``bandwidth`` over ``latency_ps`` (at least one)."""
-    return max(1, math.floor(bandwidth * latency_ps / 1e12 / line_bytes))
 
 
 class Budget:
@@ -83,53 +71,21 @@ class Budget:
         return pick
 
 
-class CuBudget(Budget):
-    """CU budgets (window and residency) with the routers' link budgets on top."""
-
-    def __init__(self, socket: Socket) -> None:
-        super().__init__(
-            np.full(socket.cus, socket.outstanding_requests), socket.threadblocks_per_cu
-        )
-        self.router_of = np.arange(len(socket.cu_routers)).repeat(socket.cus_per_router)
-        access = min(s.latency_ps for s in socket.stacks)
-        self.router_capacity = bdp_lines(socket.link_bandwidth, access, socket.line_bytes)
-        self.router_used = np.zeros(len(socket.cu_routers), dtype=np.int64)
-
-    def choose(self, candidates: Iterable[int], demand: int) -> int:
-        """The first candidate whose window covers the demand, that has room, and whose
-        router has budget in the earliest wave any such candidate's router has."""
-        order = np.fromiter(candidates, dtype=np.int64)
-        if self.residents is not None:
-            room = self.count[order] < self.residents
-            if room.any():
-                order = order[room]
-        fits = order[self.capacity[order] - self.used[order] >= demand]
-        if len(fits):
-            used = self.router_used[self.router_of[fits]]
-            waves = -(-(used + demand) // self.router_capacity)
-            pick = int(fits[np.nonzero(waves == waves.min())[0][0]])
-        else:
-            pick = int(order[int(np.argmax(self.capacity[order] - self.used[order]))])
-            self.fallbacks += 1
-        self.used[pick] += demand
-        self.count[pick] += 1
-        self.router_used[self.router_of[pick]] += demand
-        return pick
-
-
-def cu_budget(socket: Socket) -> CuBudget:
-    return CuBudget(socket)
+def cu_budget(socket: Socket) -> Budget:
+    return Budget(np.full(socket.cus, socket.outstanding_requests), socket.threadblocks_per_cu)
 
 
 def stack_budget(socket: Socket) -> Budget:
-    return Budget(
-        np.array(
-            [
-                bdp_lines(min(s.bandwidth, socket.link_bandwidth), s.latency_ps, socket.line_bytes)
-                for s in socket.stacks
-            ]
+    per_stack = [
+        max(
+            1,
+            math.floor(
+                min(s.bandwidth, socket.link_bandwidth) * s.latency_ps / 1e12 / socket.line_bytes
+            ),
         )
-    )
+        for s in socket.stacks
+    ]
+    return Budget(np.array(per_stack))
 
 
 def tb_demand(plan: Plan, gpu: int, tb: int, lines_per_chunk: int, window: int) -> int:
