@@ -232,7 +232,7 @@ def test_threadblocks_sharing_chunks_share_a_domain(name):
         assert len({int(placement.gpus[g].tb_domain[t]) for g, t in group.members}) == 1
 
 
-def test_nap_spills_to_the_next_cu_and_router_by_distance_never_over_budget():
+def test_nap_spills_to_the_next_cu_by_distance_never_over_budget():
     # 100 MB: every threadblock's steps exceed a CU's window, so each fills a CU.
     plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
     placement = place(plan, 100_000_000, POD, "NAP+NAR", 12)
@@ -241,15 +241,11 @@ def test_nap_spills_to_the_next_cu_and_router_by_distance_never_over_budget():
     for gpu in placement.gpus:
         hosts = gpu.tb_cu.tolist()
         assert len(set(hosts)) == len(hosts)  # each threadblock fills a CU: one per CU
-        host_routers = {SOCKET.cu_router(h) for h in hosts}
         for cu, domain in zip(hosts, gpu.tb_domain.tolist(), strict=True):
             order = layout.cus_by_distance(SOCKET, domain).tolist()
             nearer = order[: order.index(cu)]
-            # It spilled past a nearer CU only because that CU was already full or its
-            # router's links already had a threadblock's worth in flight in this wave.
-            assert all(c in hosts or SOCKET.cu_router(c) in host_routers for c in nearer)
-        # A threadblock that fills a window exceeds a router's budget: one per router.
-        assert len(host_routers) == len(hosts)
+            # It spilled past a nearer CU only because that CU was already full.
+            assert set(nearer) <= set(hosts)
 
 
 def test_grouping_by_all_chunks_collapses_direct_allreduce():
