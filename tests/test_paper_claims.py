@@ -62,12 +62,20 @@ NUMA_NAR_AT_1MB = pytest.mark.xfail(
 )
 
 
+NUMA_NAR_AT_10MB = pytest.mark.xfail(
+    strict=True,
+    reason="measured: UA+NAR 1.9% faster at 10 MB; Algorithm 1 packs NUMA's threadblocks "
+    "onto the routers beside their stacks, and NAR does not relieve those routers' links "
+    "(docs/reproduction.md)",
+)
+
+
 @pytest.mark.parametrize(
     "size",
     [
         KB100,
         pytest.param(MB1, marks=NUMA_NAR_AT_1MB),
-        pytest.param(MB10, marks=pytest.mark.slow),
+        pytest.param(MB10, marks=[pytest.mark.slow, NUMA_NAR_AT_10MB]),
     ],
 )
 def test_numa_nar_is_at_least_ua_nar(size):
