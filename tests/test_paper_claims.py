@@ -87,14 +87,35 @@ def test_numa_nar_is_at_least_ua_nar(size):
 # --- section 6.3, Fig. 11 -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("size", [KB100, pytest.param(MB10, marks=pytest.mark.slow)])
-def test_nar_improves_every_placement_and_nap_most(size):
-    """ "For all threadblock and memory placement schemes (UA, NUMA, NAP*, and NAP), NAR
-    improves performance. [...] NAR has the greatest impact on NAP.\""""
+def nar_gains(size: int) -> dict[str, float]:
     times = completion("allgather", size)
-    gain = {p: times[p] / times[f"{p}+NAR"] for p in ("UA", "NUMA", "NAP*", "NAP")}
-    assert all(g > 1.0 for g in gain.values()), gain
-    assert max(gain, key=gain.get) == "NAP"
+    return {p: times[p] / times[f"{p}+NAR"] for p in ("UA", "NUMA", "NAP*", "NAP")}
+
+
+NAP_STAR_NAR_AT_10MB = pytest.mark.xfail(
+    strict=True,
+    reason="measured: at 10 MB no granularity from 2 to 12 makes NAP*+NAR faster than NAP*: "
+    "with UA's pages NAR shortens port -> stack (13.9 to 8.0 hops at 2 domains) but not CU -> "
+    "port (13.0 to 13.5), and fine domains load the busiest port 2.7x the mean "
+    "(docs/reproduction.md)",
+)
+
+
+@pytest.mark.parametrize(
+    "size", [KB100, pytest.param(MB10, marks=[pytest.mark.slow, NAP_STAR_NAR_AT_10MB])]
+)
+def test_nar_improves_every_placement(size):
+    """ "For all threadblock and memory placement schemes (UA, NUMA, NAP*, and NAP), NAR
+    improves performance.\""""
+    gains = nar_gains(size)
+    assert all(g > 1.0 for g in gains.values()), gains
+
+
+@pytest.mark.parametrize("size", [KB100, pytest.param(MB10, marks=pytest.mark.slow)])
+def test_nar_helps_nap_most(size):
+    """ "Among the different placement policies, NAR has the greatest impact on NAP.\""""
+    gains = nar_gains(size)
+    assert max(gains, key=gains.get) == "NAP"
 
 
 def test_isolated_nap_is_not_beneficial():
