@@ -52,3 +52,14 @@ def pods(draw) -> Pod:
         plane_latency_ps=draw(st.integers(0, 1_000_000)),
         port_bandwidth=draw(st.floats(1e9, 2e11)),
     )
+
+
+# Built-in algorithms small enough to simulate on random floorplans.
+BUILTIN_ALGORITHMS = [
+    "allgather:direct",
+    "reducescatter:direct",
+    "allreduce:direct",
+    "alltoall:direct",
+    "allgather:ring",
+    "allreduce:ring",
+]

@@ -22,7 +22,7 @@ from nunasim.io.msccl import load_msccl_xml
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
-from strategies import sockets
+from strategies import BUILTIN_ALGORITHMS, sockets
 
 POD = load_preset("nextgen-4die").pod
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "plans")
@@ -223,16 +223,7 @@ def test_oversized_runs_are_refused_before_lowering():
 @settings(max_examples=60, deadline=None)
 @given(
     sockets(max_width=8, max_height=4),
-    st.sampled_from(
-        [
-            "allgather:direct",
-            "reducescatter:direct",
-            "allreduce:direct",
-            "alltoall:direct",
-            "allgather:ring",
-            "allreduce:ring",
-        ]
-    ),
+    st.sampled_from(BUILTIN_ALGORITHMS),
     st.integers(2, 4),
     st.integers(1, 6),
     st.sampled_from(["UA", "UA+NAR", "NUMA", "NAP", "NAP+NAR", "NAP*"]),

@@ -23,7 +23,7 @@ from nunasim.io.mscclpp import load_mscclpp
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
-from strategies import sockets
+from strategies import BUILTIN_ALGORITHMS, sockets
 
 POD = load_preset("nextgen-4die").pod
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
@@ -386,16 +386,7 @@ def test_compiled_and_uncompiled_engines_agree_on_data_polled_plans():
 @settings(max_examples=40, deadline=None)
 @given(
     sockets(max_width=8, max_height=4),
-    st.sampled_from(
-        [
-            "allgather:direct",
-            "reducescatter:direct",
-            "allreduce:direct",
-            "alltoall:direct",
-            "allgather:ring",
-            "allreduce:ring",
-        ]
-    ),
+    st.sampled_from(BUILTIN_ALGORITHMS),
     st.sampled_from(list(Protocol)),
     st.integers(2, 4),
     st.integers(1, 2),

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import click
+
 from nunasim.errors import ConfigError
+from nunasim.policies.placement import LAYOUTS
+
+layout_option = click.option(
+    "--layout",
+    type=click.Choice(LAYOUTS),
+    default="aligned",
+    show_default=True,
+    help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
+)
 
 
 def parse_granularity(text: str) -> int | str:

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import click
 
-from nunasim.cli.options import parse_granularity
+from nunasim.cli.options import layout_option, parse_granularity
 from nunasim.errors import ConfigError
 from nunasim.io.files import write_atomically
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import CONFIGURATIONS
-from nunasim.policies.placement import LAYOUTS
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
@@ -48,13 +47,7 @@ from nunasim.units import format_size, parse_size
     type=click.Choice(["communication", "all"]),
     help="Chunks that group threadblocks in NAP's logical allocation.",
 )
-@click.option(
-    "--layout",
-    type=click.Choice(LAYOUTS),
-    default="aligned",
-    show_default=True,
-    help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
-)
+@layout_option
 @click.option(
     "-o",
     "--output",

@@ -10,7 +10,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
-from nunasim.cli.options import parse_granularity, parse_threadblocks
+from nunasim.cli.options import layout_option, parse_granularity, parse_threadblocks
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
 from nunasim.experiments.tbsearch import best_threadblocks
@@ -19,7 +19,6 @@ from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.io.workloads import load_gemm_tile
 from nunasim.policies.place import CONFIGURATIONS
-from nunasim.policies.placement import LAYOUTS
 from nunasim.scenario import Scenario
 from nunasim.units import format_size, parse_size
 
@@ -55,13 +54,7 @@ COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
     show_default=True,
     help="Threadblocks per GPU for a built-in, or 'auto': the best-performing count.",
 )
-@click.option(
-    "--layout",
-    type=click.Choice(LAYOUTS),
-    default="aligned",
-    show_default=True,
-    help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
-)
+@layout_option
 @click.option(
     "--plan",
     "plan_file",
