@@ -45,13 +45,40 @@ def test_nap_nar_is_the_fastest_of_the_eight_configurations(size):
     assert min(times, key=times.get) == "NAP+NAR"
 
 
+OTHER = ("UA", "UA+NAR", "NUMA+NAR", "NAP+NAR")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("collective", ["allreduce", "alltoall"])
 @pytest.mark.parametrize("size", [KB100, MB1])
-def test_fig9_ordering_on_other_collectives(collective, size):
-    """NAR alone improves over UA, NUMA+NAR more, and NAP+NAR most."""
-    s = speedup(collective, size, ("UA", "UA+NAR", "NUMA+NAR", "NAP+NAR"))
-    assert s["NAP+NAR"] > s["NUMA+NAR"] >= s["UA+NAR"] > 1.0
+def test_fig9_nar_and_numa_nar_help_other_collectives(collective, size):
+    """NAR alone improves over UA, NUMA+NAR more, and NAP+NAR beats NAR alone."""
+    s = speedup(collective, size, OTHER)
+    assert s["NUMA+NAR"] >= s["UA+NAR"] > 1.0
+    assert s["NAP+NAR"] > s["UA+NAR"]
+
+
+NAP_NAR_A2A_1MB = pytest.mark.xfail(
+    strict=True,
+    reason="measured: All-to-All at 1 MB, NUMA+NAR 1.296x over UA against NAP+NAR 1.245x; "
+    "cause not yet measured (docs/reproduction.md)",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "collective, size",
+    [
+        ("allreduce", KB100),
+        ("allreduce", MB1),
+        ("alltoall", KB100),
+        pytest.param("alltoall", MB1, marks=NAP_NAR_A2A_1MB),
+    ],
+)
+def test_fig9_nap_nar_is_best_on_other_collectives(collective, size):
+    """ "NAP+NAR is superior by reducing both local and remote latencies.\""""
+    times = completion(collective, size, OTHER)
+    assert min(times, key=times.get) == "NAP+NAR"
 
 
 NUMA_NAR_AT_1MB = pytest.mark.xfail(
