@@ -10,10 +10,7 @@ from hypothesis import strategies as st
 
 from conservation import assert_conserved
 from engine_modes import outputs_compiled_and_not
-from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.collectives.check import check_plan
-from nunasim.collectives.plan import Buffer, Chunks, Collective
 from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
 from nunasim.engine.lower import FLAG, READ, STORE, lower
 from nunasim.engine.packet.engine import simulate
@@ -22,32 +19,11 @@ from nunasim.io.msccl import load_msccl_xml
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
+from small_plans import one_store_plan
 from strategies import BUILTIN_ALGORITHMS, sockets
 
 POD = load_preset("nextgen-4die").pod
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "plans")
-
-
-def one_store_plan():
-    """GPU 0 stores one chunk into GPU 1 (an in-place broadcast from GPU 0)."""
-    b = PlanBuilder(
-        "one-store",
-        Collective.BROADCAST,
-        2,
-        input_chunks=0,
-        output_chunks=1,
-        chunks_per_size=1,
-        inplace=True,
-        root=0,
-    )
-    b.threadblock(0, send_peer=1)
-    b.threadblock(1, recv_peer=0)
-    send = b.step(0, 0, "s", reads=[Chunks(Buffer.OUTPUT, 0)])
-    receive = b.step(1, 0, "r")
-    b.transfer(send, 1, Chunks(Buffer.OUTPUT, 0), receive)
-    plan = b.build()
-    check_plan(plan)
-    return plan
 
 
 @settings(max_examples=40, deadline=None)

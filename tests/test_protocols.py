@@ -23,6 +23,7 @@ from nunasim.io.mscclpp import load_mscclpp
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
+from small_plans import one_store_plan
 from strategies import BUILTIN_ALGORITHMS, sockets
 
 POD = load_preset("nextgen-4die").pod
@@ -238,25 +239,6 @@ def test_ll_is_faster_when_small_and_slower_when_large():
     assert times[(small, "LL128")] < times[(small, "Simple")]
     assert times[(large, "Simple")] < times[(large, "LL")] < 2 * times[(large, "Simple")]
     assert times[(large, "LL128")] < times[(large, "Simple")]
-
-
-def one_store_plan(protocol: Protocol):
-    """GPU 0 stores one chunk into GPU 1."""
-    b = PlanBuilder(
-        "one-store",
-        Collective.BROADCAST,
-        2,
-        input_chunks=0,
-        output_chunks=1,
-        chunks_per_size=1,
-        inplace=True,
-    )
-    b.threadblock(0, send_peer=1)
-    b.threadblock(1, recv_peer=0)
-    send = b.step(0, 0, "s", reads=[Chunks(Buffer.OUTPUT, 0)])
-    receive = b.step(1, 0, "r")
-    b.transfer(send, 1, Chunks(Buffer.OUTPUT, 0), receive, protocol)
-    return b.build()
 
 
 @settings(max_examples=25, deadline=None)
