@@ -286,3 +286,17 @@ def test_bad_arguments():
         place(plan, 1000, POD.with_sockets(4), "UA")
     with pytest.raises(ConfigError, match="unknown grouping"):
         place(plan, 1000, POD, "NAP", 2, grouping="chunks")
+
+
+@pytest.mark.parametrize("interleave", ["listed", "die-first"])
+def test_ua_pages_go_round_the_stacks_in_the_interleave_order(interleave):
+    socket = dataclasses.replace(SOCKET, page_interleave=interleave)
+    pod = dataclasses.replace(POD, socket=socket)
+    placement = place(builtin_plan("allgather:direct:gpus=8"), _size("1MB"), pod, "UA", 1)
+    regions = placement.address_map.regions
+    order = socket.interleave_order
+    counter = 0
+    for buffer in BUFFERS:
+        for region in placement.gpus[0].buffers[buffer].region:
+            assert regions[region].stack == order[counter % len(order)]
+            counter += 1

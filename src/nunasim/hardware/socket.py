@@ -15,6 +15,7 @@ from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
 from nunasim.units import cycles_to_ps, transfer_ps
 
 PORT_HASHES = ("xor-fold", "rotation")
+PAGE_INTERLEAVES = ("listed", "die-first")
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ class Socket:
     # XOR fold of the address bits, as boot-time fabric managers program it) or "rotation"
     # (a perfectly balanced rotation, an idealised hash).
     port_hash: str = field(default="xor-fold")
+    # The order in which the baseline's round-robin hands pages to stacks: "listed" (the
+    # preset's stack order) or "die-first" (one stack of each die in turn, like the
+    # threadblock dispatcher's round-robin over dies).
+    page_interleave: str = field(default="listed")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -104,6 +109,20 @@ class Socket:
                 for x in range(die.x0, die.x1 + 1):
                     owner[self.mesh.router(x, y)] = index
         return tuple(owner)
+
+    @cached_property
+    def interleave_order(self) -> tuple[int, ...]:
+        """Stack numbers in the order the baseline's page round-robin visits them."""
+        if self.page_interleave == "listed":
+            return tuple(range(len(self.stacks)))
+        per_die: dict[int, list[int]] = {}
+        for index, stack in enumerate(self.stacks):
+            per_die.setdefault(self.die_of_router[stack.router], []).append(index)
+        queues = [per_die[d] for d in sorted(per_die)]
+        order: list[int] = []
+        for k in range(max(len(q) for q in queues)):
+            order.extend(q[k] for q in queues if k < len(q))
+        return tuple(order)
 
     def flops_for(self, dtype: str) -> float:
         for name, rate in self.flops:
@@ -282,6 +301,12 @@ def _validate(s: Socket) -> None:
 
     if s.port_hash not in PORT_HASHES:
         _fail("port_hash", f"unknown port hash {s.port_hash!r} (known: {', '.join(PORT_HASHES)})")
+
+    if s.page_interleave not in PAGE_INTERLEAVES:
+        known = ", ".join(PAGE_INTERLEAVES)
+        _fail(
+            "memory.interleave", f"unknown page interleave {s.page_interleave!r} (known: {known})"
+        )
 
     if s.declared_granularities is not None:
         if not s.declared_granularities:

@@ -32,7 +32,7 @@ def place_gemm(
         pages = -(-count // per_page)
         addresses = []
         for page in range(pages):
-            stack = page_counter % stacks
+            stack = socket.interleave_order[page_counter % stacks]
             page_counter += 1
             base = (amap.region(0, -1, stack) << REGION_SHIFT) | (frames[stack] * per_page)
             frames[stack] += 1

@@ -5,8 +5,9 @@ behind them.
   with the fewest threadblocks in the die's dispatch order: a seeded random order of the
   die's routers, one CU per router per pass (threadblocks spread over the die).
 - **UA** pages: every page of a GPU, in buffer order (input, output, scratch), round-robin
-  over the stacks. With NAR a page takes the NAR domain its stack backs (round-robin over
-  the domains when the stack backs several).
+  over the stacks in the socket's interleave order (by default the order the preset lists
+  them; ``die-first`` takes one stack of each die in turn). With NAR a page takes the NAR domain its
+  stack backs (round-robin over the domains when the stack backs several).
 - **NUMA** threadblocks: in logical-group order, each on the first CU with budget and room in
   order of line-weighted hop distance to the stacks holding its local chunks (UA pages):
   Algorithm 1's scheduling near the data, as the paper's NUMA proxy runs it.
@@ -100,7 +101,8 @@ class _Pages:
 
 def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> None:
     """Fill every undecided page: round-robin over stacks in page order per GPU."""
-    stacks = len(amap.socket.stacks)
+    order = amap.socket.interleave_order
+    stacks = len(order)
     segment = amap.segment(nar_granularity)
     layout = amap.layout(nar_granularity) if nar_granularity else None
     for per_gpu in pages.region:
@@ -108,7 +110,7 @@ def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> N
         for buffer in BUFFERS:
             regions = per_gpu[buffer]
             for page in range(len(regions)):
-                stack = counter % stacks
+                stack = order[counter % stacks]
                 if regions[page] < 0:
                     if layout is None:
                         regions[page] = amap.region(0, -1, stack)
@@ -245,7 +247,7 @@ class _Placer:
                 stack = self.stacks[gpu].fill(allowed[_order_by(hops)], 1)
                 regions[tb] = amap.region(segment, domain if layout else -1, stack)
             else:
-                stack = tb % stacks
+                stack = socket.interleave_order[tb % stacks]
                 if layout is None:
                     regions[tb] = amap.region(0, -1, stack)
                 else:
