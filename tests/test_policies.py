@@ -13,12 +13,12 @@ from nunasim.collectives.access import access_sets
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
 from nunasim.io.presets import load_preset
-from nunasim.policies.address import AddressMap
-from nunasim.policies.domains import domain_layout
+from nunasim.mapping.address import AddressMap
+from nunasim.mapping.domains import domain_layout
+from nunasim.mapping.placement import BUFFERS
 from nunasim.policies.logical import logical_allocation
 from nunasim.policies.paths import remote_lines
 from nunasim.policies.place import CONFIGURATIONS, place
-from nunasim.policies.placement import BUFFERS
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod

@@ -51,8 +51,9 @@ import numpy as np
 from nunasim.collectives.plan import Buffer, Chunks, Plan, Protocol, Step, StepId
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
-from nunasim.policies.placement import BackgroundLoad, GemmTile, Placement
+from nunasim.mapping.placement import BackgroundLoad, Placement
 from nunasim.units import transfer_ps
+from nunasim.workload import DTYPE_BYTES, GemmTile
 
 # message kinds
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
@@ -60,8 +61,6 @@ READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")
 _ROUTES = {LOAD: "load", STORE: "store"}  # routes that cross sockets, by message kind
-
-DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
+from nunasim.mapping.placement import Placement
 from nunasim.policies.paths import hops_between, remote_lines
-from nunasim.policies.placement import Placement
 from nunasim.units import transfer_ps
 
 

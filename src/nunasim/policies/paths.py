@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.policies.placement import Placement
+from nunasim.mapping.placement import Placement
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
+from nunasim.mapping.placement import BUFFERS, Placement
 from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
 from nunasim.policies.paths import hops_between, remote_lines
-from nunasim.policies.placement import BUFFERS, Placement
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nunasim.policies.placement import BUFFERS, Placement
+from nunasim.mapping.placement import BUFFERS, Placement
 
 
 def threadblock_table(placement: Placement) -> pd.DataFrame:
