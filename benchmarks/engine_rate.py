@@ -16,8 +16,9 @@ import time
 import numpy as np
 
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.lower import LINK, lower
+from nunasim.engine.lower import lower
 from nunasim.engine.packet.engine import simulate
+from nunasim.engine.resources import LINK
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 
