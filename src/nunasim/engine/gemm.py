@@ -4,33 +4,16 @@ per line), each line a line operation of its own."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from nunasim.engine.messages import READ, WRITE, Messages
+from nunasim.engine.program import Program
 from nunasim.hardware import Pod
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.placement import BackgroundLoad
 from nunasim.workload import GemmTile
 
 STEPS_PER_TILE = 3  # load, compute, store
-
-
-class BackgroundProgram(NamedTuple):
-    """The GEMM's threadblocks, steps, line operations and messages, numbered after the
-    collective's."""
-
-    tb_cu: np.ndarray  # global CU of each tile's threadblock
-    tb_gpu: np.ndarray
-    step_tb: np.ndarray
-    step_wait: np.ndarray
-    step_compute_ps: np.ndarray
-    step_lineops: np.ndarray  # line operations of each step
-    succ: list[list[int]]  # per step: the steps its completion releases
-    lineop_step: np.ndarray
-    lineop_msgs: np.ndarray  # [line op, 3]: first source, first sink, end
-    messages: Messages
 
 
 def gemm_ps(pod: Pod, tile: GemmTile) -> int:
@@ -45,9 +28,9 @@ def lower_background(
     background: BackgroundLoad,
     ngpus: int,
     first: tuple[int, int, int, int],
-) -> BackgroundProgram:
+) -> Program:
     """``background`` on ``ngpus`` GPUs; ``first`` numbers its first threadblock, step,
-    line operation and message."""
+    line operation and message (``Program.next_numbers``)."""
     first_tb, first_step, first_lineop, first_message = first
     socket = pod.socket
     tiles = len(background.inputs)
@@ -84,17 +67,23 @@ def lower_background(
     # a read is the source of its operation, a write the sink: nothing is combined
     lineop_msgs = np.stack([message, message + (~writes), message + 1], axis=1)
     steps = first_step + STEPS_PER_TILE * np.arange(ngpus * tiles)
-    return BackgroundProgram(
+    return Program(
         tb_cu=np.repeat(np.arange(ngpus), tiles) * socket.cus + tb_cu,
         tb_gpu=np.repeat(np.arange(ngpus), tiles),
         step_tb=np.repeat(first_tb + np.arange(ngpus * tiles), STEPS_PER_TILE),
         step_wait=np.tile([0, 1, 1], ngpus * tiles),
         step_compute_ps=np.tile([0, gemm_ps(pod, background.tile), 0], ngpus * tiles),
+        step_background=np.ones(STEPS_PER_TILE * len(steps), dtype=bool),
         step_lineops=np.tile(
             np.stack([loads, np.zeros_like(loads), stores], axis=1).ravel(), ngpus
         ),
+        step_flags=np.zeros(STEPS_PER_TILE * len(steps), dtype=np.int64),
         succ=[x for s in steps.tolist() for x in ([s + 1], [s + 2], [])],
         lineop_step=steps[tile] + np.where(writes, 2, 0),
+        lineop_compute_ps=np.zeros(count, dtype=np.int64),
         lineop_msgs=lineop_msgs,
+        flag_msg=np.zeros(0, dtype=np.int64),
         messages=messages,
+        arrival_lines=np.zeros(0, dtype=np.int64),
+        releases=[],
     )

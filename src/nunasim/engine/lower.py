@@ -52,9 +52,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.gemm import BackgroundProgram, lower_background
+from nunasim.engine.gemm import lower_background
 from nunasim.engine.lineops import LineOps, line_operations, wire_lines_per_chunk
 from nunasim.engine.messages import Messages
+from nunasim.engine.program import Program, join
 from nunasim.engine.resources import Resources, build_resources, resource_numbering
 from nunasim.engine.routes import build_routes
 from nunasim.engine.steps import StepGraph, step_graph
@@ -156,126 +157,109 @@ def lower(
     accesses = plan_accesses(plan)
     expected = _collective_messages(plan, accesses, placement.chunk_bytes, pod.socket.line_bytes)
     if background is not None:
-        lines = sum(len(a) for a in (*background.inputs, *background.outputs))
-        expected += lines * plan.ngpus
+        expected += plan.ngpus * sum(len(a) for a in (*background.inputs, *background.outputs))
+    _refuse_beyond(expected, max_messages)
+    ops = line_operations(
+        pod, accesses, resolve(plan, placement, accesses), placement.chunk_bytes, dtype
+    )
+    parts = [_collective(ops, step_graph(plan, placement, ops.arrival_lines, ops.arrival_transfer))]
+    if background is not None:
+        numbers = parts[0].next_numbers()
+        parts.append(lower_background(pod, placement.address_map, background, plan.ngpus, numbers))
+    return _lowered(pod, plan.ngpus, join(parts))
+
+
+def _refuse_beyond(expected: int, max_messages: int) -> None:
     if expected > max_messages:
         raise ConfigError(
             f"this run would simulate {expected:,} messages (one per line for every source "
             f"and destination), more than the packet engine's limit of {max_messages:,}: "
             "use a smaller collective size or fewer GPUs"
         )
-    lines = resolve(plan, placement, accesses)
-    ops = line_operations(pod, accesses, lines, placement.chunk_bytes, dtype)
-    graph = step_graph(plan, placement, ops.arrival_lines, ops.arrival_transfer)
-    messages, lineop_msgs, flag_msg = _in_step_order(ops, graph)
-    gemm = None
-    if background is not None:
-        first = (len(graph.tb_cu), len(graph.step_tb), len(ops.step), messages.size)
-        gemm = lower_background(pod, placement.address_map, background, plan.ngpus, first)
-        messages = Messages.concatenate([messages, gemm.messages])
-        lineop_msgs = np.concatenate([lineop_msgs, gemm.lineop_msgs])
-    numbering = resource_numbering(pod, plan.ngpus)
-    resources = build_resources(pod, numbering)
-    return _assemble(pod, plan.ngpus, resources, ops, graph, gemm, messages, lineop_msgs, flag_msg)
 
 
-def _in_step_order(ops: LineOps, graph: StepGraph) -> tuple[Messages, np.ndarray, np.ndarray]:
-    """The collective's messages step by step, each step's data before its flags; the
-    line operations' message ranges and the flags' message numbers in that order."""
+def _collective(ops: LineOps, graph: StepGraph) -> Program:
+    """The collective's program: its messages step by step, each step's data messages
+    before its flags."""
     steps = len(graph.step_tb)
-    flags_per_step = np.bincount(graph.flag_step, minlength=steps)
-    flags_before = np.cumsum(flags_per_step) - flags_per_step
+    step_flags = np.bincount(graph.flag_step, minlength=steps)
+    flags_before = np.cumsum(step_flags) - step_flags
     data_through = np.cumsum(np.bincount(ops.message_step, minlength=steps))
     data_at = np.arange(ops.messages.size) + flags_before[ops.message_step]
     flag_at = data_through[graph.flag_step] + np.arange(graph.flags.size)
-    total = ops.messages.size + graph.flags.size
     columns = []
     for data, flag in zip(ops.messages, graph.flags, strict=True):
-        column = np.empty(total, dtype=np.int64)
+        column = np.empty(len(data_at) + len(flag_at), dtype=np.int64)
         column[data_at], column[flag_at] = data, flag
         columns.append(column)
-    return Messages(*columns), ops.msgs + flags_before[ops.step][:, None], flag_at
-
-
-def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    start = np.cumsum([0, *(len(x) for x in lists)]).astype(np.int64)
-    return start, np.array([x for items in lists for x in items], dtype=np.int64)
-
-
-def _assemble(
-    pod: Pod,
-    ngpus: int,
-    resources: Resources,
-    ops: LineOps,
-    graph: StepGraph,
-    gemm: BackgroundProgram | None,
-    messages: Messages,
-    lineop_msgs: np.ndarray,
-    flag_msg: np.ndarray,
-) -> Lowered:
-    """The collective's arrays followed by the background's, if any."""
-    socket = pod.socket
-    steps = len(graph.step_tb)
-    tb_cu, tb_gpu, step_tb, wait = graph.tb_cu, graph.tb_gpu, graph.step_tb, graph.wait
-    lineops_per_step = np.bincount(ops.step, minlength=steps)
-    step_compute, lineop_step, lineop_compute = (
-        np.zeros(steps, dtype=np.int64),
-        ops.step,
-        ops.compute_ps,
+    return Program(
+        tb_cu=np.array(graph.tb_cu, dtype=np.int64),
+        tb_gpu=np.array(graph.tb_gpu, dtype=np.int64),
+        step_tb=np.array(graph.step_tb, dtype=np.int64),
+        step_wait=np.array(graph.wait, dtype=np.int64),
+        step_compute_ps=np.zeros(steps, dtype=np.int64),
+        step_background=np.zeros(steps, dtype=bool),
+        step_lineops=np.bincount(ops.step, minlength=steps),
+        step_flags=step_flags,
+        succ=graph.succ,
+        lineop_step=ops.step,
+        lineop_compute_ps=ops.compute_ps,
+        lineop_msgs=ops.msgs + flags_before[ops.step][:, None],
+        flag_msg=flag_at,
+        messages=Messages(*columns),
+        arrival_lines=ops.arrival_lines,
+        releases=graph.releases,
     )
-    succ, flags_per_step = graph.succ, np.bincount(graph.flag_step, minlength=steps)
-    if gemm is not None:
-        tb_cu, tb_gpu = [*tb_cu, *gemm.tb_cu.tolist()], [*tb_gpu, *gemm.tb_gpu.tolist()]
-        step_tb, wait = [*step_tb, *gemm.step_tb.tolist()], [*wait, *gemm.step_wait.tolist()]
-        lineops_per_step = np.concatenate([lineops_per_step, gemm.step_lineops])
-        step_compute = np.concatenate([step_compute, gemm.step_compute_ps])
-        lineop_step = np.concatenate([lineop_step, gemm.lineop_step])
-        lineop_compute = np.concatenate(
-            [lineop_compute, np.zeros(len(gemm.lineop_step), dtype=np.int64)]
-        )
-        succ = [*succ, *gemm.succ]
-        flags_per_step = np.concatenate(
-            [flags_per_step, np.zeros(len(gemm.step_tb), dtype=np.int64)]
-        )
-    background = np.arange(len(step_tb)) >= steps
-    succ_start, succ_flat = _csr(succ)
-    release_start, release = _csr(graph.releases)
-    routes = build_routes(pod, resource_numbering(pod, ngpus), messages)
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """CSR starts from counts."""
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def _flat(lists: list[list[int]]) -> np.ndarray:
+    return np.array([x for items in lists for x in items], dtype=np.int64)
+
+
+def _lowered(pod: Pod, ngpus: int, program: Program) -> Lowered:
+    socket, p, m = pod.socket, program, program.messages
+    numbering = resource_numbering(pod, ngpus)
+    routes = build_routes(pod, numbering, m)
     return Lowered(
         ngpus=ngpus,
         cus_per_gpu=socket.cus,
         window=socket.outstanding_requests,
         line_bytes=socket.line_bytes,
-        resources=resources,
-        tb_cu=np.array(tb_cu, dtype=np.int64),
-        tb_gpu=np.array(tb_gpu, dtype=np.int64),
-        step_tb=np.array(step_tb, dtype=np.int64),
-        step_wait=np.array(wait, dtype=np.int64),
-        step_compute_ps=step_compute.astype(np.int64),
-        step_background=background,
-        succ_start=succ_start,
-        succ=succ_flat,
-        lineop_start=np.concatenate([[0], np.cumsum(lineops_per_step)]).astype(np.int64),
-        lineop_step=lineop_step.astype(np.int64),
-        lineop_compute_ps=lineop_compute.astype(np.int64),
-        lineop_msgs=lineop_msgs.astype(np.int64).reshape(-1, 3),
-        flag_start=np.concatenate([[0], np.cumsum(flags_per_step)]).astype(np.int64),
-        flag_msg=flag_msg.astype(np.int64),
-        msg_kind=messages.kind.astype(np.int8),
-        msg_lineop=messages.lineop,
-        msg_cu=messages.cu,
-        msg_target=messages.target,
-        msg_bytes=messages.data_bytes,
+        resources=build_resources(pod, numbering),
+        tb_cu=p.tb_cu,
+        tb_gpu=p.tb_gpu,
+        step_tb=p.step_tb,
+        step_wait=p.step_wait.astype(np.int64),
+        step_compute_ps=p.step_compute_ps.astype(np.int64),
+        step_background=p.step_background,
+        succ_start=_starts([len(x) for x in p.succ]),
+        succ=_flat(p.succ),
+        lineop_start=_starts(p.step_lineops),
+        lineop_step=p.lineop_step,
+        lineop_compute_ps=p.lineop_compute_ps,
+        lineop_msgs=p.lineop_msgs.astype(np.int64).reshape(-1, 3),
+        flag_start=_starts(p.step_flags),
+        flag_msg=p.flag_msg,
+        msg_kind=m.kind.astype(np.int8),
+        msg_lineop=m.lineop,
+        msg_cu=m.cu,
+        msg_target=m.target,
+        msg_bytes=m.data_bytes,
         msg_ack_ps=routes.ack_ps,
-        msg_dst_gpu=messages.memory_gpu,
-        msg_address=messages.address,
-        msg_port=messages.port,
-        msg_stack=messages.stack,
+        msg_dst_gpu=m.memory_gpu,
+        msg_address=m.address,
+        msg_port=m.port,
+        msg_stack=m.stack,
         msg_pre_ps=routes.pre_ps,
         route_start=routes.start,
         route=routes.resource,
         route_post_ps=routes.post_ps,
-        arrival_lines=ops.arrival_lines.astype(np.int64),
-        release_start=release_start,
-        release=release,
+        arrival_lines=p.arrival_lines.astype(np.int64),
+        release_start=_starts([len(x) for x in p.releases]),
+        release=_flat(p.releases),
     )
