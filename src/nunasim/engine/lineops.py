@@ -58,33 +58,50 @@ def reduce_ps(pod: Pod, sources: int, dtype: str, data_bytes: int) -> int:
     return max(1, round((sources - 1) * elements / per_cu * 1e12))
 
 
+class _Groups(NamedTuple):
+    """Per group of accesses: its step, its operations' data bytes, and its operations."""
+
+    step: np.ndarray
+    op_bytes: np.ndarray  # data one line carries in the group's coarsest format
+    first_op: np.ndarray  # CSR: the group's line operations
+    compute_ps: np.ndarray  # reduction time of each of its operations
+
+
+def _groups(pod: Pod, accesses: AccessTable, chunk_bytes: int, dtype: str) -> _Groups:
+    groups = int(accesses.group[-1]) + 1 if len(accesses.group) else 0
+    op_bytes = np.zeros(groups, dtype=np.int64)
+    np.maximum.at(op_bytes, accesses.group, _data_per_line(accesses, pod.socket.line_bytes))
+    chunks = np.zeros(groups, dtype=np.int64)
+    np.maximum.at(chunks, accesses.group, accesses.count)
+    step = np.zeros(groups, dtype=np.int64)
+    step[accesses.group] = accesses.step
+    sources = np.bincount(accesses.group[accesses.fetches], minlength=groups)
+    pairs = list(zip(sources.tolist(), op_bytes.tolist(), strict=True))
+    cost = {pair: reduce_ps(pod, pair[0], dtype, pair[1]) for pair in set(pairs)}
+    return _Groups(
+        step,
+        op_bytes,
+        np.concatenate([[0], np.cumsum(chunks * -(-chunk_bytes // op_bytes))]),
+        np.array([cost[pair] for pair in pairs], dtype=np.int64),
+    )
+
+
 def line_operations(
     pod: Pod, accesses: AccessTable, lines: ResolvedLines, chunk_bytes: int, dtype: str
 ) -> LineOps:
     """The line operations of every group of ``accesses``, whose lines ``lines`` resolves."""
     line_bytes = pod.socket.line_bytes
-    groups = int(accesses.group[-1]) + 1 if len(accesses.group) else 0
-    fetch = accesses.fetches
+    groups = _groups(pod, accesses, chunk_bytes, dtype)
     per_line = _data_per_line(accesses, line_bytes)
-    op_bytes = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(op_bytes, accesses.group, per_line)
-    chunks = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(chunks, accesses.group, accesses.count)
-    group_ops = chunks * -(-chunk_bytes // op_bytes)
-    group_first_op = np.concatenate([[0], np.cumsum(group_ops)])
-    group_step = np.zeros(groups, dtype=np.int64)
-    group_step[accesses.group] = accesses.step
-    sources = np.bincount(accesses.group[fetch], minlength=groups)
-    pairs = list(zip(sources.tolist(), op_bytes.tolist(), strict=True))
-    cost = {pair: reduce_ps(pod, pair[0], dtype, pair[1]) for pair in set(pairs)}
-
-    access, row, op, data = _wire_lines(accesses, per_line, op_bytes, chunk_bytes, line_bytes)
+    access, row, op, data = _wire_lines(
+        accesses, per_line, groups.op_bytes, chunk_bytes, line_bytes
+    )
     group = accesses.group[access]
     order = np.lexsort((np.arange(len(access)), access, op, group))
     access, row, data = access[order], row[order], data[order]
-    lineop = group_first_op[group[order]] + op[order]
+    lineop = groups.first_op[group[order]] + op[order]
 
-    polled = ~fetch & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
+    polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
     counter = np.where(polled, np.cumsum(polled) - 1, -1)
     messages = Messages(
         kind=lines.kind[row],
@@ -100,13 +117,14 @@ def line_operations(
         stack=lines.stack[row],
     )
     # Within an operation sources come before sinks, so this key is sorted too.
-    key = 2 * lineop + ~fetch[access]
-    ops = np.arange(group_first_op[-1])
+    key = 2 * lineop + ~accesses.fetches[access]
+    ops = np.arange(groups.first_op[-1])
     bounds = np.searchsorted(key, 2 * np.append(ops, len(ops)))
+    ops_per_group = np.diff(groups.first_op)
     wire = wire_lines_per_chunk(accesses, chunk_bytes, line_bytes)
     return LineOps(
-        step=np.repeat(group_step, group_ops),
-        compute_ps=np.repeat(np.array([cost[p] for p in pairs], dtype=np.int64), group_ops),
+        step=np.repeat(groups.step, ops_per_group),
+        compute_ps=np.repeat(groups.compute_ps, ops_per_group),
         msgs=np.stack([bounds[:-1], np.searchsorted(key, 2 * ops + 1), bounds[1:]], axis=1),
         messages=messages,
         message_step=accesses.step[access],

@@ -37,49 +37,69 @@ class Routes(NamedTuple):
     post_ps: np.ndarray  # pure delay after each resource
 
 
+class _Way(NamedTuple):
+    """Per message: which way its data flows and by which routers."""
+
+    fetch: np.ndarray  # True for reads and loads: from the memory to the CU
+    crossing: np.ndarray  # True for messages between two sockets
+    port: np.ndarray  # the port they cross by (0 for the others)
+    stack_router: np.ndarray
+    via: np.ndarray  # router of that port; the stack's router on one socket
+
+
 def build_routes(pod: Pod, numbering: Numbering, messages: Messages) -> Routes:
-    socket = pod.socket
-    latency = socket.router_paths.latency_ps
-    m = messages
-    fetch = (m.kind == READ) | (m.kind == LOAD)
+    """The route of every message."""
+    socket, m = pod.socket, messages
     crossing = m.port >= 0
-    stack_router = socket.stack_routers[m.stack]
     port = np.where(crossing, m.port, 0)
-    port_router = np.where(crossing, socket.port_routers[port], stack_router)
-    # The data's start and end, each a (GPU, router) and the resource at that end.
+    stack_router = socket.stack_routers[m.stack]
+    way = _Way(
+        fetch=(m.kind == READ) | (m.kind == LOAD),
+        crossing=crossing,
+        port=port,
+        stack_router=stack_router,
+        via=np.where(crossing, socket.port_routers[port], stack_router),
+    )
+    start, resource, post = _resources(pod, numbering, m, way)
+    # zero-load trips between the CU's router and the stack's
+    latency = socket.router_paths.latency_ps
+    plane = np.where(crossing, pod.plane_latency_ps, 0)
+    to_memory = latency[m.router, way.via] + plane + latency[way.via, stack_router]
+    to_cu = latency[stack_router, way.via] + plane + latency[way.via, m.router]
+    pre = socket.l1_latency_ps + np.where(way.fetch, to_memory, 0)
+    acknowledged = (m.kind == WRITE) | (m.kind == STORE)
+    return Routes(pre, np.where(acknowledged, to_cu, 0), start, resource, post)
+
+
+def _resources(
+    pod: Pod, numbering: Numbering, m: Messages, way: _Way
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every route's resources (CSR) and the pure delay after each."""
+    fetch, crossing, port = way.fetch, way.crossing, way.port
+    # the data's start and end: (GPU, router) each, and the resource at either end
     start_gpu = np.where(fetch, m.memory_gpu, m.gpu)
     end_gpu = np.where(fetch, m.gpu, m.memory_gpu)
-    start_router = np.where(fetch, stack_router, m.router)
-    end_router = np.where(fetch, m.router, stack_router)
+    start_router = np.where(fetch, way.stack_router, m.router)
+    end_router = np.where(fetch, m.router, way.stack_router)
     memory = numbering.id(STACK, m.memory_gpu, m.stack)
     first = np.where(fetch, memory, numbering.id(INJECT, m.gpu, m.router))
     last = np.where(fetch, numbering.id(EJECT, m.gpu, m.router), memory)
     # On one socket the second mesh path is empty: it starts and ends at the end's router.
-    middle = np.where(crossing, port_router, end_router)
-    hops = socket.router_paths.hops
+    middle = np.where(crossing, way.via, end_router)
+    hops = pod.socket.router_paths.hops
     length = 2 + hops[start_router, middle] + 2 * crossing + hops[middle, end_router]
-    starts = np.concatenate([[0], np.cumsum(length)])
-    resource = np.empty(starts[-1], dtype=np.int64)
-    post = np.zeros(starts[-1], dtype=np.int64)
-    at = starts[:-1].copy()  # where each route's next resource goes
+    start = np.concatenate([[0], np.cumsum(length)])
+    resource = np.empty(start[-1], dtype=np.int64)
+    post = np.zeros(start[-1], dtype=np.int64)
+    at = start[:-1].copy()  # where each route's next resource goes
     resource[at] = first
-    at += 1
-    at = _mesh_path(pod, numbering, resource, at, start_gpu, start_router, middle)
+    at = _mesh_path(pod, numbering, resource, at + 1, start_gpu, start_router, middle)
     resource[at[crossing]] = numbering.id(EGRESS, start_gpu[crossing], port[crossing])
     post[at[crossing]] = pod.plane_latency_ps
     resource[at[crossing] + 1] = numbering.id(PLANE_OUT, end_gpu[crossing], port[crossing])
-    at += 2 * crossing
-    at = _mesh_path(pod, numbering, resource, at, end_gpu, middle, end_router)
+    at = _mesh_path(pod, numbering, resource, at + 2 * crossing, end_gpu, middle, end_router)
     resource[at] = last
-
-    # Zero-load trips between the CU's router and the stack's, by way of the port if any
-    # (on one socket ``port_router`` is the stack's router, and the plane is not crossed).
-    plane = np.where(crossing, pod.plane_latency_ps, 0)
-    to_memory = latency[m.router, port_router] + plane + latency[port_router, stack_router]
-    to_cu = latency[stack_router, port_router] + plane + latency[port_router, m.router]
-    pre = socket.l1_latency_ps + np.where(fetch, to_memory, 0)
-    acknowledged = (m.kind == WRITE) | (m.kind == STORE)
-    return Routes(pre, np.where(acknowledged, to_cu, 0), starts, resource, post)
+    return start, resource, post
 
 
 def _mesh_path(

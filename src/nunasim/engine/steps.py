@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Plan, Step, StepId
 from nunasim.engine.messages import FLAG, Messages
 from nunasim.errors import ConfigError
 from nunasim.mapping.accesses import polled_data
@@ -40,15 +40,7 @@ def step_graph(
 ) -> StepGraph:
     """The step graph of ``plan``; a data-polled transfer's arrival counter is the one whose
     ``arrival_transfer`` it is, and ``arrival_lines`` its lines."""
-    cus = placement.socket.cus
-    step_base: dict[tuple[int, int], int] = {}
-    tb_cu, tb_gpu, step_tb = [], [], []
-    for g, program in enumerate(plan.gpus):
-        for t, tb in enumerate(program.threadblocks):
-            step_base[(g, t)] = len(step_tb)
-            tb_cu.append(g * cus + int(placement.gpus[g].tb_cu[t]))
-            tb_gpu.append(g)
-            step_tb.extend([len(tb_cu) - 1] * len(tb.steps))
+    step_base, tb_cu, tb_gpu, step_tb = _threadblocks(plan, placement)
     wait = [0] * len(step_tb)
     succ: list[list[int]] = [[] for _ in step_tb]
     counter = {x: c for c, x in enumerate(arrival_transfer.tolist())}
@@ -56,18 +48,7 @@ def step_graph(
     flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, address, step
     for sid, step in plan.steps():
         s = step_base[(sid.gpu, sid.tb)] + sid.step
-        preds = {s - 1} if sid.step else set()
-        for dep in step.deps:
-            by = plan.signaller(sid.gpu, dep)
-            if by is None:
-                raise ConfigError(
-                    f"waits for gpu {sid.gpu} tb {dep[0]} step {dep[1]}, which never signals "
-                    "its dependants, nor does any later step of its threadblock: the run "
-                    "would never finish",
-                    source=plan.source or plan.name,
-                    where=str(sid),
-                )
-            preds.add(step_base[(by.gpu, by.tb)] + by.step)
+        preds = _predecessors(plan, sid, step, step_base)
         for p in preds:
             succ[p].append(s)
         wait[s] = len(preds) + len(step.recvs)
@@ -94,6 +75,44 @@ def step_graph(
                 succ[s].append(rx)
     flag_step, flag_messages = _flag_messages(placement, flags)
     return StepGraph(tb_cu, tb_gpu, step_tb, wait, succ, flag_messages, flag_step, releases)
+
+
+def _threadblocks(
+    plan: Plan, placement: Placement
+) -> tuple[dict[tuple[int, int], int], list[int], list[int], list[int]]:
+    """The number of each (GPU, threadblock)'s first step, and per threadblock its CU
+    (numbered over the pod) and GPU, and per step its threadblock."""
+    cus = placement.socket.cus
+    step_base: dict[tuple[int, int], int] = {}
+    tb_cu, tb_gpu, step_tb = [], [], []
+    for g, program in enumerate(plan.gpus):
+        for t, tb in enumerate(program.threadblocks):
+            step_base[(g, t)] = len(step_tb)
+            tb_cu.append(g * cus + int(placement.gpus[g].tb_cu[t]))
+            tb_gpu.append(g)
+            step_tb.extend([len(tb_cu) - 1] * len(tb.steps))
+    return step_base, tb_cu, tb_gpu, step_tb
+
+
+def _predecessors(
+    plan: Plan, sid: StepId, step: Step, step_base: dict[tuple[int, int], int]
+) -> set[int]:
+    """The steps whose completion a step waits for: the previous step of its threadblock
+    and the steps whose signals release its dependencies."""
+    s = step_base[(sid.gpu, sid.tb)] + sid.step
+    preds = {s - 1} if sid.step else set()
+    for dep in step.deps:
+        by = plan.signaller(sid.gpu, dep)
+        if by is None:
+            raise ConfigError(
+                f"waits for gpu {sid.gpu} tb {dep[0]} step {dep[1]}, which never signals "
+                "its dependants, nor does any later step of its threadblock: the run "
+                "would never finish",
+                source=plan.source or plan.name,
+                where=str(sid),
+            )
+        preds.add(step_base[(by.gpu, by.tb)] + by.step)
+    return preds
 
 
 def _flag_messages(
