@@ -147,7 +147,7 @@ def test_the_distance_table_sums_each_paths_links(socket):
     for src in range(socket.mesh.routers):
         for dst in range(socket.mesh.routers):
             path = socket.path(src, dst)
-            assert table.hops[src, dst] == len(path) == socket.hops(src, dst)
+            assert table.hops[src, dst] == len(path) == socket.mesh.hops(src, dst)
             assert table.latency_ps[src, dst] == sum(socket.link_latency_ps(x) for x in path)
 
 

@@ -60,6 +60,11 @@ class Mesh:
             raise ValueError(f"router {router} does not exist on a mesh of {self.routers}")
         return router % self.width, router // self.width
 
+    def check(self, *routers: int) -> None:
+        """Refuse a router that is not on the mesh (``ValueError``)."""
+        for router in routers:
+            self.coord(router)
+
     def hops(self, a: int, b: int) -> int:
         """Hop count of a minimal path, which dimension-order routing always takes."""
         ax, ay = self.coord(a)
@@ -107,7 +112,7 @@ class Mesh:
 
         ``order="xy"`` moves along x first, then y; ``"yx"`` the reverse.
         """
-        self.coord(src), self.coord(dst)  # refuses a router off the mesh
+        self.check(src, dst)
         _, links = self.paths(np.array([src]), np.array([dst]), order)
         return links.tolist()
 

@@ -187,15 +187,16 @@ class Socket:
 
     def path(self, src: int, dst: int) -> list[int]:
         """Directed links of the route from router ``src`` to router ``dst``."""
-        self.mesh.coord(src), self.mesh.coord(dst)  # refuses a router off the mesh
+        self.mesh.check(src, dst)
         return self.router_paths.path(src, dst).tolist()
 
     def hops(self, src: int, dst: int) -> int:
-        return self.mesh.hops(src, dst)
+        self.mesh.check(src, dst)
+        return int(self.router_paths.hops[src, dst])
 
     def path_latency_ps(self, src: int, dst: int) -> int:
         """Zero-load NoC latency between two routers (no serialisation)."""
-        self.mesh.coord(src), self.mesh.coord(dst)  # refuses a router off the mesh
+        self.mesh.check(src, dst)
         return int(self.router_paths.latency_ps[src, dst])
 
     def _by_distance(self, router: int, targets: list[int]) -> tuple[int, ...]:
