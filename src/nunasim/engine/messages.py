@@ -36,8 +36,10 @@ class Messages(NamedTuple):
 
     @property
     def size(self) -> int:
+        """How many messages."""
         return len(self.kind)
 
     @staticmethod
     def concatenate(parts: list[Messages]) -> Messages:
+        """The parts' messages one after another."""
         return Messages(*(np.concatenate(column) for column in zip(*parts, strict=True)))

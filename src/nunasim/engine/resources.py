@@ -41,11 +41,13 @@ class ResourceNumbering:
 
     @property
     def first(self) -> tuple[int, ...]:
+        """Per kind, the id of its first resource; then the total."""
         starts = np.cumsum([0, *(self.ngpus * n for n in self.per_gpu)])
         return tuple(int(s) for s in starts)
 
     @property
     def total(self) -> int:
+        """How many resources."""
         return self.first[-1]
 
     def id(self, kind: int, gpu: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -54,6 +56,7 @@ class ResourceNumbering:
 
 
 def resource_numbering(pod: Pod, ngpus: int) -> ResourceNumbering:
+    """The numbering of the resources of ``ngpus`` sockets of ``pod``."""
     socket = pod.socket
     ports, routers = len(socket.ports), socket.mesh.routers
     return ResourceNumbering(

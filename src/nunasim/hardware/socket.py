@@ -68,6 +68,7 @@ class RouterPaths:
     latency_ps: np.ndarray  # [src, dst] zero-load latency, die crossings included
 
     def path(self, src: int, dst: int) -> np.ndarray:
+        """The links from router ``src`` to router ``dst``."""
         pair = src * len(self.hops) + dst
         return self.links[self.start[pair] : self.start[pair + 1]]
 
@@ -116,15 +117,17 @@ class Socket:
     @cached_property
     def router_of_cu(self) -> np.ndarray:
         """The router of every CU, by CU number."""
-        return np.repeat(np.array(self.cu_routers, dtype=np.int64), self.cus_per_router)
+        return _shared(np.repeat(np.array(self.cu_routers, dtype=np.int64), self.cus_per_router))
 
     @cached_property
     def port_routers(self) -> np.ndarray:
-        return np.array([p.router for p in self.ports], dtype=np.int64)
+        """The router of every port, by port number."""
+        return _shared(np.array([p.router for p in self.ports], dtype=np.int64))
 
     @cached_property
     def stack_routers(self) -> np.ndarray:
-        return np.array([s.router for s in self.stacks], dtype=np.int64)
+        """The router of every stack, by stack number."""
+        return _shared(np.array([s.router for s in self.stacks], dtype=np.int64))
 
     @cached_property
     def die_of_router(self) -> tuple[int, ...]:
@@ -172,7 +175,7 @@ class Socket:
         latency = np.zeros(self.mesh.link_slots, dtype=np.int64)
         for link in self.mesh.links():
             latency[link] = self.link_latency_ps(link)
-        return latency
+        return _shared(latency)
 
     @cached_property
     def router_paths(self) -> RouterPaths:
@@ -183,7 +186,8 @@ class Socket:
         start, links = self.mesh.paths(src, dst, self.routing)
         elapsed = np.concatenate([[0], np.cumsum(self.link_latencies_ps[links])])
         latency = elapsed[start[1:]] - elapsed[start[:-1]]
-        return RouterPaths(start, links, np.diff(start).reshape(n, n), latency.reshape(n, n))
+        hops = np.diff(start).reshape(n, n)
+        return RouterPaths(*(_shared(a) for a in (start, links, hops, latency.reshape(n, n))))
 
     def path(self, src: int, dst: int) -> list[int]:
         """Directed links of the route from router ``src`` to router ``dst``."""
@@ -191,6 +195,7 @@ class Socket:
         return self.router_paths.path(src, dst).tolist()
 
     def hops(self, src: int, dst: int) -> int:
+        """Links on the route from router ``src`` to router ``dst``."""
         self.mesh.check(src, dst)
         return int(self.router_paths.hops[src, dst])
 
@@ -256,6 +261,12 @@ class Socket:
         if self.declared_granularities is not None:
             return self.declared_granularities
         return tuple(g for g in range(1, len(self.ports) + 1) if self.splits_contiguously(g))
+
+
+def _shared(array: np.ndarray) -> np.ndarray:
+    """``array`` made read-only: a socket's cached tables are shared by every caller."""
+    array.flags.writeable = False
+    return array
 
 
 def _fail(where: str, reason: str) -> None:

@@ -59,6 +59,7 @@ class AddressMap:
 
     @cached_property
     def regions(self) -> tuple[Region, ...]:
+        """Every region, by region number."""
         socket, total = self.socket, len(self.socket.ports)
         regions = [Region(0, 1, -1, s, 0, total) for s in range(len(socket.stacks))]
         for segment, g in enumerate(self.granularities, start=1):
@@ -74,6 +75,7 @@ class AddressMap:
         return {(r.segment, r.domain, r.stack): i for i, r in enumerate(self.regions)}
 
     def layout(self, granularity: int) -> DomainLayout:
+        """The NAR domains of ``granularity`` on this socket."""
         return domain_layout(self.socket, granularity)
 
     def segment(self, granularity: int | None) -> int:
@@ -83,6 +85,7 @@ class AddressMap:
         return self.granularities.index(granularity) + 1
 
     def region(self, segment: int, domain: int, stack: int) -> int:
+        """The number of the region of (segment, domain, stack)."""
         try:
             return self._index[(segment, domain, stack)]
         except KeyError:
@@ -96,12 +99,15 @@ class AddressMap:
         return (region << REGION_SHIFT) | line
 
     def region_of(self, address: int) -> Region:
+        """The region a line address lies in."""
         return self.regions[address >> REGION_SHIFT]
 
     def stack_of(self, address: int) -> int:
+        """The stack that holds a line address."""
         return self.region_of(address).stack
 
     def port_of(self, address: int) -> int:
+        """The port a line address leaves its socket by."""
         return int(self.ports_of(np.array([address], dtype=np.int64))[0])
 
     # --- the same, for arrays of line addresses ------------------------------------------
@@ -114,9 +120,11 @@ class AddressMap:
         return stack, first, count
 
     def stacks_of(self, addresses: np.ndarray) -> np.ndarray:
+        """``stack_of`` for an array of line addresses."""
         return self._tables[0][np.asarray(addresses, dtype=np.int64) >> REGION_SHIFT]
 
     def ports_of(self, addresses: np.ndarray) -> np.ndarray:
+        """``port_of`` for an array of line addresses."""
         addresses = np.asarray(addresses, dtype=np.int64)
         region = addresses >> REGION_SHIFT
         _, first, count = self._tables

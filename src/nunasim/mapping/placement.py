@@ -74,18 +74,22 @@ class Placement:
 
     @property
     def socket(self) -> Socket:
+        """The socket every GPU of the placement is."""
         return self.address_map.socket
 
     @property
     def line_bytes(self) -> int:
+        """Bytes of a line (a flit)."""
         return self.socket.line_bytes
 
     @property
     def lines_per_chunk(self) -> int:
+        """Lines a chunk moves as, in the data's own layout."""
         return math.ceil(self.chunk_bytes / self.line_bytes)
 
     @property
     def layout(self) -> BufferLayout:
+        """How chunks sit in the pages of every buffer."""
         socket = self.socket
         return BufferLayout(
             self.chunk_bytes, socket.line_bytes, socket.page_bytes, self.layout_mode
@@ -126,6 +130,7 @@ class Placement:
         return self.address_map.line_address(int(pages.region[tb]), int(pages.frame[tb]) * per_page)
 
     def chunk_stacks(self, gpu: int, buffer: Buffer, chunk: int) -> np.ndarray:
+        """The stack of every line of one chunk."""
         return self.address_map.stacks_of(self.line_addresses(gpu, buffer, chunk))
 
     @cached_property

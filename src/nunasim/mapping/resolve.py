@@ -40,6 +40,7 @@ class ResolvedLines(NamedTuple):
         return len(self.address)
 
     def select(self, rows: np.ndarray) -> ResolvedLines:
+        """The lines ``rows`` picks (a mask or row numbers)."""
         return ResolvedLines(*(column[rows] for column in self))
 
     def remote(self) -> ResolvedLines:

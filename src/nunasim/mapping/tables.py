@@ -8,6 +8,7 @@ from nunasim.mapping.placement import BUFFERS, Placement
 
 
 def threadblock_table(placement: Placement) -> pd.DataFrame:
+    """One row per threadblock: its CU, router, position and NAR domain."""
     socket = placement.socket
     rows = []
     for g, gpu in enumerate(placement.gpus):

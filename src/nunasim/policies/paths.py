@@ -28,6 +28,7 @@ class RemoteLegs(NamedTuple):
 
 
 def remote_legs(plan: Plan, placement: Placement) -> RemoteLegs:
+    """The remote lines of ``plan`` under ``placement`` and the legs they travel."""
     socket = placement.socket
     lines = resolve(plan, placement).remote()
     port = socket.port_routers[lines.port]
