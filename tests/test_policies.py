@@ -13,12 +13,12 @@ from nunasim.collectives.access import access_sets
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
 from nunasim.io.presets import load_preset
-from nunasim.policies.address import AddressMap
-from nunasim.policies.domains import domain_layout
+from nunasim.mapping.address import AddressMap
+from nunasim.mapping.domains import domain_layout
+from nunasim.mapping.placement import BUFFERS
+from nunasim.mapping.resolve import resolve
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.paths import remote_lines
 from nunasim.policies.place import CONFIGURATIONS, place
-from nunasim.policies.placement import BUFFERS
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod
@@ -108,7 +108,7 @@ def test_pages_of_a_domain_sit_on_stacks_backing_it(placed):
 def test_routing_uses_the_domain_ports_only(placed):
     plan, placement = placed
     amap = placement.address_map
-    lines = remote_lines(plan, placement)
+    lines = resolve(plan, placement).remote()
     for transfer in plan.transfers:
         addresses = placement.line_addresses(
             transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index, transfer.dst.count
@@ -121,7 +121,7 @@ def test_routing_uses_the_domain_ports_only(placed):
                 assert region.granularity == placement.granularity
             else:
                 assert region.ports == len(SOCKET.ports)
-    assert len(lines) > 0
+    assert lines.size > 0
 
 
 def test_deterministic(placed):
@@ -176,7 +176,7 @@ def test_xor_fold_hash_is_static_and_stays_in_the_domain(granularity, line, regi
 def test_baseline_spreads_a_collective_over_all_ports():
     plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
     placement = place(plan, 10_000_000, POD, "UA")
-    lines = remote_lines(plan, placement)
+    lines = resolve(plan, placement).remote()
     per_port = np.bincount(lines.port, minlength=144)
     assert per_port.min() > 0.9 * per_port.mean()
     assert per_port.max() < 1.1 * per_port.mean()
