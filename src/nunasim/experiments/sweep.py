@@ -86,32 +86,23 @@ def grid_points(grid: Mapping[str, Any]) -> list[Point]:
     """The points of ``grid``, a mapping of ``GRID_KEYS`` (``collective`` is another name for
     ``plan``) to a list of values or one value; ``plan``, ``size`` and ``configuration`` are
     required. Every point is checked, and its plan built once, before any runs."""
-    values = dict(grid)
-    if "collective" in values:
-        if "plan" in values:
+    given = dict(grid)
+    if "collective" in given:
+        if "plan" in given:
             raise ConfigError("give plans as 'plan' or as 'collective', not both")
-        values["plan"] = values.pop("collective")
-    unknown = sorted(set(values) - set(GRID_KEYS))
+        given["plan"] = given.pop("collective")
+    unknown = sorted(set(given) - set(GRID_KEYS))
     if unknown:
         known = ", ".join(("collective", *GRID_KEYS))
         raise ConfigError(f"unknown sweep key {unknown[0]!r} (known: {known})")
-    missing = [key for key in GRID_KEYS if key not in values and key not in _DEFAULTS]
+    missing = [key for key in GRID_KEYS if key not in given and key not in _DEFAULTS]
     if missing:
         raise ConfigError(f"a sweep needs {', '.join(repr(key) for key in missing)}")
-    axes = [_values(values.get(key, _DEFAULTS.get(key))) for key in GRID_KEYS]
-    points = []
-    for plan, size, gpus, configuration, threadblocks, seed, layout in product(*axes):
-        points.append(
-            Point(
-                plan=str(plan),
-                size=parse_size(size),
-                configuration=as_configuration(configuration),
-                gpus=gpus,
-                threadblocks=threadblocks,
-                seed=seed,
-                layout=layout,
-            )
-        )
+    axes = {key: _values(given.get(key, _DEFAULTS.get(key))) for key in GRID_KEYS}
+    axes["plan"] = [str(plan) for plan in axes["plan"]]  # a plan file may be a Path
+    axes["size"] = [parse_size(size) for size in axes["size"]]
+    axes["configuration"] = [as_configuration(c) for c in axes["configuration"]]
+    points = [Point(**dict(zip(axes, combo, strict=True))) for combo in product(*axes.values())]
     for point in {(p.plan, p.gpus, p.threadblocks): p for p in points}.values():
         point.base_plan()  # a bad plan is refused before anything runs
     return points

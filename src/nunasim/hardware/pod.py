@@ -36,6 +36,7 @@ class Pod:
 
     @property
     def planes(self) -> int:
+        """Switch planes: one per port of a socket."""
         return len(self.socket.ports)
 
     @property
@@ -44,6 +45,7 @@ class Pod:
         return transfer_ps(self.socket.line_bytes, self.port_bandwidth)
 
     def with_sockets(self, sockets: int) -> Pod:
+        """This pod with ``sockets`` sockets."""
         return replace(self, sockets=sockets)
 
     def fit(self, gpus: int) -> Pod:

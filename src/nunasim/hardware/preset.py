@@ -23,6 +23,7 @@ class Preset:
         return self.pod.socket
 
     def with_sockets(self, sockets: int) -> Preset:
+        """This preset with a pod of ``sockets`` sockets."""
         return replace(self, pod=self.pod.with_sockets(sockets))
 
     def fit(self, gpus: int) -> Preset:
