@@ -42,11 +42,10 @@ class Configuration:
     granularity: int | str = "auto"
 
     def __post_init__(self) -> None:
-        name = self.placement
-        if not isinstance(name, str) or name.endswith(NAR) or name not in CONFIGURATIONS:
-            known = ", ".join(name for name in CONFIGURATIONS if not name.endswith(NAR))
+        placements = [name for name in CONFIGURATIONS if not name.endswith(NAR)]
+        if self.placement not in placements:
             raise ConfigError(
-                f"unknown placement {self.placement!r} (known: {known}; "
+                f"unknown placement {self.placement!r} (known: {', '.join(placements)}; "
                 "Configuration.parse takes a whole name such as 'NAP+NAR')"
             )
         if self.granularity != "auto" and not (
