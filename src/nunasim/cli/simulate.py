@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import layout_option, parse_granularity, parse_threadblocks
+from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
@@ -18,8 +19,6 @@ from nunasim.io.workloads import load_gemm_tile
 from nunasim.policies.place import CONFIGURATIONS
 from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
-
-COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
 
 
 @click.command("simulate")

@@ -84,6 +84,9 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+# The collectives with a built-in algorithm, each named on its own in ALGORITHMS' order.
+COLLECTIVES = tuple(dict.fromkeys(key.split(":")[0] for key in ALGORITHMS))
+
 # The algorithm a name without one means: every collective has a direct algorithm, and it
 # is the one the paper evaluates.
 DEFAULT_ALGORITHM = "direct"
