@@ -8,37 +8,155 @@ checker's located message, before anything is placed, run or written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
 from nunasim.engine.analytic import lower_bound_ps
 from nunasim.engine.lower import lower
 from nunasim.engine.packet.engine import simulate
-from nunasim.engine.result import SimResult, build_result
+from nunasim.engine.result import RunInfo, SimResult, build_result
 from nunasim.errors import ConfigError
-from nunasim.hardware import Pod
+from nunasim.hardware import Pod, Preset
 from nunasim.mapping.placement import Placement
 from nunasim.policies.background import place_gemm
-from nunasim.policies.place import place
+from nunasim.policies.place import CONFIGURATIONS, configuration, place, uses_domains
+from nunasim.units import parse_size
 from nunasim.workload import GemmTile
+
+NAR = "+NAR"  # the suffix of a configuration name that routes over NAR domains
 
 
 @dataclass(frozen=True)
+class Configuration:
+    """One of the paper's eight configurations (UA, UA+NAR, NUMA, NUMA+NAR, NAP, NAP+NAR,
+    NAP*, NAP*+NAR), checked when built.
+
+    ``placement`` is where threadblocks and pages go (``UA``, ``NUMA``, ``NAP`` or ``NAP*``),
+    ``nar`` whether stores route over their NAR domain's ports, and ``granularity`` the
+    number of NAR domains the ports split into, or ``"auto"``: the placement policy picks
+    one of the socket's (it is checked against the socket when placed).
+    """
+
+    placement: str = "UA"
+    nar: bool = False
+    granularity: int | str = "auto"
+
+    def __post_init__(self) -> None:
+        placements = [name for name in CONFIGURATIONS if not name.endswith(NAR)]
+        if self.placement not in placements:
+            raise ConfigError(
+                f"unknown placement {self.placement!r} (known: {', '.join(placements)}; "
+                "Configuration.parse takes a whole name such as 'NAP+NAR')"
+            )
+        if self.granularity != "auto" and not (
+            isinstance(self.granularity, int)
+            and not isinstance(self.granularity, bool)
+            and self.granularity >= 1
+        ):
+            raise ConfigError(
+                f"a NAR granularity is a number of domains or 'auto', not {self.granularity!r}"
+            )
+
+    @classmethod
+    def parse(cls, name: str, granularity: int | str = "auto") -> Configuration:
+        """The configuration called ``name`` (``"NAP+NAR"``); an unknown name is a
+        ConfigError listing the eight."""
+        configuration(name)  # refuses an unknown name, listing the known ones
+        return cls(name.removesuffix(NAR), name.endswith(NAR), granularity)
+
+    @classmethod
+    def all(cls, granularity: int | str = "auto") -> tuple[Configuration, ...]:
+        """The eight configurations, in the paper's order."""
+        return tuple(cls.parse(name, granularity) for name in CONFIGURATIONS)
+
+    @property
+    def name(self) -> str:
+        """The paper's name: ``placement``, with ``+NAR`` when it routes over domains."""
+        return self.placement + (NAR if self.nar else "")
+
+    @property
+    def uses_domains(self) -> bool:
+        """Whether its granularity changes anything (NAR routing or NAP's domains)."""
+        return uses_domains(configuration(self.name))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def as_configuration(
+    config: Configuration | str, granularity: int | str | None = None
+) -> Configuration:
+    """``config`` as a Configuration; ``granularity``, when given, replaces its own."""
+    if isinstance(config, str):
+        config = Configuration.parse(config)
+    return config if granularity is None else replace(config, granularity=granularity)
+
+
+def check_background(gemm_tiles: int, gemm_tile: GemmTile | None) -> None:
+    """Refuse a background GEMM of a negative number of tiles, or of tiles without a shape."""
+    if gemm_tiles < 0:
+        raise ConfigError(f"background GEMM tiles must not be negative; got {gemm_tiles}")
+    if gemm_tiles and gemm_tile is None:
+        raise ConfigError("a background GEMM needs a tile shape")
+
+
+@dataclass(frozen=True, init=False)
 class Scenario:
+    """One run: a plan on a pod at a collective size under a configuration.
+
+    ``pod`` may be a Preset, whose pod grows to the plan's GPUs (``Preset.fit``), or a Pod,
+    used as given. ``size`` is bytes or a string such as ``"1MB"``. ``configuration`` is a
+    Configuration or its name; ``granularity``, when given, replaces the configuration's.
+    ``gemm_tiles`` background GEMM tiles per GPU of shape ``gemm_tile`` share the NoC and
+    the stacks (the paper's section 6.6). ``layout`` puts chunks in pages: ``"aligned"`` or
+    ``"packed"``.
+    """
+
     pod: Pod
     plan: Plan
     size: int  # collective size in bytes
-    config: str = "UA"
-    granularity: int | str = "auto"
-    seed: int = 0
-    dtype: str = "bf16"
-    grouping: str = "all"
-    layout: str = "aligned"  # chunks in pages: "aligned" or "packed" (policies.placement)
-    gemm_tiles: int = 0  # background GEMM tiles per GPU (paper section 6.6)
-    gemm_tile: GemmTile | None = None
+    configuration: Configuration
+    seed: int
+    dtype: str
+    grouping: str
+    layout: str
+    gemm_tiles: int
+    gemm_tile: GemmTile | None
+
+    def __init__(
+        self,
+        pod: Pod | Preset,
+        plan: Plan,
+        size: int | str,
+        configuration: Configuration | str = "UA",
+        granularity: int | str | None = None,
+        seed: int = 0,
+        dtype: str = "bf16",
+        grouping: str = "all",
+        layout: str = "aligned",
+        gemm_tiles: int = 0,
+        gemm_tile: GemmTile | None = None,
+    ) -> None:
+        check_background(gemm_tiles, gemm_tile)
+        # Frozen: the fields are set once, here, already in their one form.
+        fields = {
+            "pod": pod.fit(plan.ngpus).pod if isinstance(pod, Preset) else pod,
+            "plan": plan,
+            "size": parse_size(size),
+            "configuration": as_configuration(configuration, granularity),
+            "seed": seed,
+            "dtype": dtype,
+            "grouping": grouping,
+            "layout": layout,
+            "gemm_tiles": gemm_tiles,
+            "gemm_tile": gemm_tile,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     def placement(self) -> Placement:
+        """Where the plan's threadblocks and pages go (proves the plan first)."""
         prove_once(self.plan)
         if self.pod.sockets < self.plan.ngpus:
             raise ConfigError(
@@ -48,23 +166,35 @@ class Scenario:
             self.plan,
             self.size,
             self.pod,
-            self.config,
-            self.granularity,
+            self.configuration.name,
+            self.configuration.granularity,
             self.seed,
             self.grouping,
             self.layout,
         )
 
     def run(self, placement: Placement | None = None) -> SimResult:
+        """Simulate the scenario (at ``placement``, or its own) on the packet engine."""
         prove_once(self.plan)
         placement = placement or self.placement()
         background = None
-        if self.gemm_tiles:
-            if self.gemm_tile is None:
-                raise ConfigError("a background GEMM needs a tile shape")
+        if self.gemm_tiles and self.gemm_tile is not None:
             background = place_gemm(
                 placement.address_map, self.plan.ngpus, self.gemm_tiles, self.gemm_tile, self.seed
             )
         lowered = lower(self.pod, self.plan, placement, self.dtype, background)
         trace = simulate(lowered)
-        return build_result(trace, lower_bound_ps(lowered), self.pod.socket.l1_latency_ps)
+        result = build_result(trace, lower_bound_ps(lowered), self.pod.socket.l1_latency_ps)
+        return replace(result, info=self._info(placement))
+
+    def _info(self, placement: Placement) -> RunInfo:
+        return RunInfo(
+            plan=self.plan.name,
+            collective=str(self.plan.collective),
+            gpus=self.plan.ngpus,
+            threadblocks=max(self.plan.threadblocks_per_gpu),
+            size_bytes=self.size,
+            configuration=self.configuration.name,
+            granularity=placement.granularity,
+            seed=self.seed,
+        )

@@ -8,12 +8,11 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
+from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.errors import ConfigError
-from nunasim.experiments.microbench import ALGORITHM, speedup_table
+from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
-from nunasim.policies.place import CONFIGURATIONS
 from nunasim.units import format_size, parse_size
 
 
@@ -52,22 +51,11 @@ def fig9_command(
 ) -> None:
     """Speedup of each configuration over UA for direct collectives (paper Fig. 9), each
     configuration with its best threadblock count."""
-    if png is not None and png.suffix.lower() not in FIGURE_SUFFIXES:
-        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(png))
-    names = _list(collectives)
-    for name in names:
-        if name not in ALGORITHM:
-            raise ConfigError(f"unknown collective {name!r} (known: {', '.join(ALGORITHM)})")
-    wanted = _list(configs)
-    for config in wanted:
-        if config not in CONFIGURATIONS:
-            raise ConfigError(f"unknown configuration {config!r}")
+    check_figure_path(png)
     try:
         pods = [int(g) for g in _list(gpus)]
     except ValueError:
         raise ConfigError("--gpus takes whole numbers") from None
-    if any(g < 2 for g in pods):
-        raise ConfigError("pods need at least 2 GPUs")
     byte_sizes = [parse_size(s) for s in _list(sizes)]
     preset = load_preset(preset_name)
     bar = tqdm(desc="fig9 runs", disable=not sys.stderr.isatty(), leave=False)
@@ -76,7 +64,7 @@ def fig9_command(
         bar.set_postfix_str(what)
         bar.update(1)
 
-    table = speedup_table(preset, names, byte_sizes, pods, wanted, progress)
+    table = speedup_table(preset, _list(collectives), byte_sizes, pods, _list(configs), progress)
     bar.close()
     write_table(table, output)
     if png is not None:

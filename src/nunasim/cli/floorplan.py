@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from nunasim.errors import ConfigError
+from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.hardware.tables import floorplan_tables
-from nunasim.io.files import write_atomically
 from nunasim.io.presets import load_preset
 from nunasim.plotting.floorplan import draw_floorplan
 
@@ -31,8 +30,7 @@ from nunasim.plotting.floorplan import draw_floorplan
 )
 def floorplan(name_or_file: str, output: Path, granularity: int | None) -> None:
     """Draw a socket: mesh, dies, CUs, HBM stacks, I/O ports (and NAR domains)."""
-    if output.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(output))
+    check_figure_path(output)
     item = load_preset(name_or_file)
     socket = item.socket
     tables = floorplan_tables(socket, granularity)
@@ -41,6 +39,5 @@ def floorplan(name_or_file: str, output: Path, granularity: int | None) -> None:
         f"{len(socket.ports)} I/O ports" + (f", {granularity} NAR domains" if granularity else "")
     )
     figure = draw_floorplan(tables, title)
-    fmt = output.suffix.lower().lstrip(".")
-    write_atomically(output, lambda path: figure.savefig(path, dpi=150, format=fmt))
+    save_figure(figure, output)
     click.echo(f"wrote {output}")

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import click
 
+from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import layout_option, parse_granularity
-from nunasim.errors import ConfigError
-from nunasim.io.files import write_atomically
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import CONFIGURATIONS
 from nunasim.policies.stats import placement_stats
-from nunasim.scenario import Scenario
-from nunasim.units import format_size, parse_size
+from nunasim.scenario import Configuration, Scenario
+from nunasim.units import format_size
 
 
 @click.command("place")
@@ -75,16 +74,19 @@ def place_command(
 ) -> None:
     """Place PLAN (a built-in or a plan file) under a configuration (UA, UA+NAR, NUMA,
     NUMA+NAR, NAP, NAP+NAR, NAP*, NAP*+NAR) and report zero-load hop statistics."""
-    if png is not None and png.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(png))
-    nbytes = parse_size(size)
+    check_figure_path(png)
     preset = load_preset(preset_name)
     plan = load_plan(plan_name)
-    pod = preset.pod if preset.pod.sockets >= plan.ngpus else preset.with_sockets(plan.ngpus).pod
-    granularity = parse_granularity(nar)
     scenario = Scenario(
-        pod, plan, nbytes, config_name, granularity, seed, grouping=grouping, layout=layout
+        preset,
+        plan,
+        size,
+        Configuration.parse(config_name, parse_granularity(nar)),
+        seed=seed,
+        grouping=grouping,
+        layout=layout,
     )
+    pod, nbytes = scenario.pod, scenario.size
     placement = scenario.placement()  # proves the plan first
     stats = placement_stats(plan, placement)
     if output is not None:
@@ -106,8 +108,7 @@ def place_command(
             f"{plan.name} at {format_size(nbytes)}, {config_name} "
             f"({placement.granularity} NAR domains), GPU 0",
         )
-        fmt = png.suffix.lower().lstrip(".")
-        write_atomically(png, lambda path: figure.savefig(path, dpi=150, format=fmt))
+        save_figure(figure, png)
     if as_json:
         click.echo(json.dumps(stats.as_dict()))
         return

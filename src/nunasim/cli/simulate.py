@@ -9,20 +9,16 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from nunasim.cli.figures import FIGURE_SUFFIXES, save_figure
+from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import layout_option, parse_granularity, parse_threadblocks
-from nunasim.collectives.builtins import builtin_plan
-from nunasim.errors import ConfigError
-from nunasim.experiments.tbsearch import best_threadblocks
-from nunasim.io.plans import load_plan
+from nunasim.collectives.builtins import COLLECTIVES
+from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.io.workloads import load_gemm_tile
 from nunasim.policies.place import CONFIGURATIONS
-from nunasim.scenario import Scenario
+from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
-
-COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall")
 
 
 @click.command("simulate")
@@ -121,40 +117,22 @@ def simulate_command(
     """Simulate a collective at flit granularity and report completion time, store latency
     and where the time went."""
     for picture in (hist, heatmap):
-        if picture is not None and picture.suffix.lower() not in FIGURE_SUFFIXES:
-            raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(picture))
-    nbytes = parse_size(size)
+        check_figure_path(picture)
     preset = load_preset(preset_name)
-    count = parse_threadblocks(tbs)
-    granularity = parse_granularity(nar)
-    if gemm_tiles < 0:
-        raise ConfigError(f"--gemm-tiles must not be negative; got {gemm_tiles}")
     tile = load_gemm_tile(gemm_tile_file) if gemm_tiles or gemm_tile_file else None
-    if plan_file:
-        plan = load_plan(plan_file)
-    else:
-        name = f"{collective}:{algorithm}:gpus={gpus}"
-        if count == "auto":
-            # The best-performing count, searched without the background GEMM (the
-            # collective's own choice), as headline and fig9 do.
-            pod = preset.with_sockets(max(gpus, preset.pod.sockets)).pod
-            best = best_threadblocks(pod, name, nbytes, config_name, granularity, seed, layout)
-            plan = best.plan
-            granularity = best.granularity if granularity == "auto" else granularity
-        else:
-            plan = builtin_plan(name, tbs=count)
-    pod = preset.with_sockets(max(plan.ngpus, preset.pod.sockets)).pod
-    scenario = Scenario(
-        pod,
-        plan,
-        nbytes,
-        config_name,
-        granularity,
-        seed,
+    point = Point(
+        plan=plan_file or f"{collective}:{algorithm}",
+        size=parse_size(size),
+        configuration=Configuration.parse(config_name, parse_granularity(nar)),
+        gpus=None if plan_file else gpus,
+        threadblocks=None if plan_file else parse_threadblocks(tbs),
+        seed=seed,
+        layout=layout,
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
-        layout=layout,
     )
+    scenario = point_scenario(point, preset)
+    plan, pod, nbytes = scenario.plan, scenario.pod, scenario.size
     # A progress bar over the phases, on a terminal only (the engine itself runs compiled).
     bar = tqdm(total=2, desc="placing", disable=not sys.stderr.isatty(), leave=False)
     placement = scenario.placement()

@@ -1,8 +1,10 @@
 """Built-in plans by name:
-``COLLECTIVE:ALGORITHM:gpus=G[:tbs=T][:chunks=C][:inplace=0|1][:proto=P]``.
+``COLLECTIVE[:ALGORITHM][:gpus=G][:tbs=T][:chunks=C][:inplace=0|1][:proto=P]``.
 
-For example ``allgather:direct:gpus=8:tbs=56`` or ``allgather:direct:gpus=8:proto=LL``.
-Every parameter but ``gpus`` has a default:
+For example ``allgather:direct:gpus=8:tbs=56`` or ``allgather:direct:gpus=8:proto=LL``;
+without an algorithm the collective's direct one (``allgather:gpus=8``). Parameters may also
+be given as keywords (``builtin_plan("allgather", gpus=8)``). Every parameter but ``gpus``
+has a default:
 
 - ``proto``: the protocol of every transfer (``Simple``, ``LL``, ``LL128`` or ``packet``;
   see ``nunasim.collectives.plan.Protocol``), ``Simple`` by default;
@@ -82,8 +84,25 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
+# The collectives with a built-in algorithm, each named on its own in ALGORITHMS' order.
+COLLECTIVES = tuple(dict.fromkeys(key.split(":")[0] for key in ALGORITHMS))
+
+# The algorithm a name without one means: every collective has a direct algorithm, and it
+# is the one the paper evaluates.
+DEFAULT_ALGORITHM = "direct"
+
+
+def _split(name: str) -> tuple[str, list[str]]:
+    """``COLLECTIVE:ALGORITHM`` and the ``key=value`` parameters of a built-in's name."""
+    parts = name.split(":")
+    if len(parts) > 1 and "=" not in parts[1]:
+        return ":".join(parts[:2]), parts[2:]
+    return f"{parts[0]}:{DEFAULT_ALGORITHM}", parts[1:]
+
+
 def is_builtin_name(text: str) -> bool:
-    return ":".join(text.split(":")[:2]) in ALGORITHMS
+    """Whether ``text`` names a built-in algorithm (its parameters are checked on building)."""
+    return _split(text)[0] in ALGORITHMS
 
 
 def _integer(name: str, key: str, value: str) -> int:
@@ -104,18 +123,20 @@ def _protocol(name: str, value: str) -> Protocol:
         ) from None
 
 
-def builtin_plan(name: str, **overrides: int) -> Plan:
-    """The built-in plan ``name``; ``overrides`` (gpus, tbs, chunks) replace its parameters."""
-    parts = name.split(":")
-    key = ":".join(parts[:2])
+def builtin_plan(name: str, **overrides: int | None) -> Plan:
+    """The built-in plan ``name`` (``"allgather"``, ``"allreduce:ring:gpus=8"``);
+    ``overrides`` (``gpus``, ``tbs``, ``chunks``, ``inplace``) replace its parameters, and
+    ``None`` leaves one as the name or the default has it."""
+    key, parts = _split(name)
     if key not in ALGORITHMS:
         known = ", ".join(ALGORITHMS)
         raise ConfigError(f"unknown built-in plan {key!r} (known: {known})", source=name)
     algorithm = ALGORITHMS[key]
-    allowed = ("gpus", "tbs", "chunks", *algorithm.extra, "proto")
+    keywords = ("gpus", "tbs", "chunks", *algorithm.extra)
+    allowed = (*keywords, "proto")
     params: dict[str, int] = {}
     protocol = Protocol.SIMPLE
-    for part in parts[2:]:
+    for part in parts:
         k, sep, v = part.partition("=")
         if not sep or k not in allowed:
             raise ConfigError(
@@ -125,9 +146,14 @@ def builtin_plan(name: str, **overrides: int) -> Plan:
             protocol = _protocol(name, v)
         else:
             params[k] = _integer(name, k, v)
+    unknown = sorted(set(overrides) - set(keywords))
+    if unknown:
+        raise ConfigError(
+            f"unknown keyword {unknown[0]!r} (known: {', '.join(keywords)})", source=name
+        )
     params.update({k: v for k, v in overrides.items() if v is not None})
     if "gpus" not in params:
-        raise ConfigError("give the number of GPUs, e.g. ':gpus=8'", source=name)
+        raise ConfigError("give the number of GPUs: ':gpus=8' or gpus=8", source=name)
     gpus = params["gpus"]
     if gpus < 2:
         raise ConfigError(f"a collective needs at least 2 GPUs; got gpus={gpus}", source=name)

@@ -206,6 +206,9 @@ class Transfer:
 
 @dataclass(frozen=True)
 class Plan:
+    """A collective's program: each GPU's threadblocks and their steps, and every transfer
+    between GPUs (docs/plans.md)."""
+
     name: str
     collective: Collective
     gpus: tuple[GpuProgram, ...]

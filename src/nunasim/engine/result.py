@@ -19,7 +19,8 @@ MSCCL++ packets a line carries less data; the store table has the data bytes of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -27,11 +28,28 @@ import pandas as pd
 from nunasim.engine.messages import LOAD, STORE, WRITE
 from nunasim.engine.packet.engine import Trace
 from nunasim.engine.resources import RESOURCE_NAMES
+from nunasim.errors import ConfigError
 from nunasim.units import PS_PER_NS
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What ran, as the scenario that ran it describes it (the engine sees only arrays)."""
+
+    plan: str  # the plan's name
+    collective: str
+    gpus: int
+    threadblocks: int  # per GPU (the most any GPU runs)
+    size_bytes: int
+    configuration: str  # one of the eight, e.g. "NAP+NAR"
+    granularity: int  # NAR domains of the placement (1: none)
+    seed: int
 
 
 @dataclass(frozen=True, eq=False)
 class SimResult:
+    """One run's measurements: completion time, every remote store, every resource used."""
+
     completion_ps: int
     gpu_completion_ps: np.ndarray
     stores: pd.DataFrame  # one row per remote data store
@@ -42,8 +60,10 @@ class SimResult:
     bytes_delivered: int  # lines written, stored or loaded by the collective, in bytes
     lower_bound_ps: int
     data_bytes_delivered: int = 0  # the data in those bytes (less under LL, LL128, packets)
+    info: RunInfo | None = None  # what ran; set by the scenario
 
     def store_latency_ns(self) -> dict[str, float]:
+        """One-way store latency: mean, p50, p99, max and min, in ns."""
         latency = self.stores["latency_ps"].to_numpy() / PS_PER_NS
         if not len(latency):
             return {"mean": 0.0, "p50": 0.0, "p99": 0.0, "max": 0.0, "min": 0.0}
@@ -55,7 +75,39 @@ class SimResult:
             "min": float(latency.min()),
         }
 
+    def to_row(self) -> dict[str, object]:
+        """The headline figures of the run as one flat row: what ran (``RunInfo``), then
+        completion and lower bound (ps), store latency (ns), bytes, stores and events."""
+        latency = self.store_latency_ns()
+        row: dict[str, object] = asdict(self.info) if self.info else {}
+        row.update(
+            {
+                "completion_ps": self.completion_ps,
+                "lower_bound_ps": self.lower_bound_ps,
+                **{f"store_{k}_ns": latency[k] for k in ("mean", "p50", "p99", "max")},
+                "bytes_delivered": self.bytes_delivered,
+                "data_bytes_delivered": self.data_bytes_delivered,
+                "stores": len(self.stores),
+                "messages": self.messages,
+                "events": self.events,
+                "wall_s": self.wall_s,
+            }
+        )
+        return row
+
+    def to_frame(self, table: Literal["stores", "resources"] = "stores") -> pd.DataFrame:
+        """A copy of the per-store (``stores``) or per-resource (``resources``) table, led by
+        columns saying what ran, so that the tables of several runs concatenate."""
+        tables = {"stores": self.stores, "resources": self.resources}
+        if table not in tables:
+            raise ConfigError(f"no table {table!r} (known: {', '.join(tables)})")
+        frame = tables[table].copy()
+        for column, (name, value) in enumerate(asdict(self.info).items() if self.info else ()):
+            frame.insert(column, name, value)
+        return frame
+
     def summary(self) -> dict[str, object]:
+        """The figures ``nunasim simulate --json`` prints (times in ns)."""
         breakdown = {
             column: float(self.stores[column].mean() / PS_PER_NS) if len(self.stores) else 0.0
             for column in ("l1", "src_noc", "port", "plane", "dst_noc", "memory")

@@ -13,12 +13,11 @@ from importlib import resources
 
 import pandas as pd
 
-from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.result import SimResult
-from nunasim.experiments.tbsearch import best_threadblocks
+from nunasim.experiments.sweep import grid_points, run_point
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_yaml
-from nunasim.scenario import Scenario
+from nunasim.units import PS_PER_NS
 
 
 def paper_fig10_ns() -> dict[str, tuple[float, float]]:
@@ -30,11 +29,14 @@ def paper_fig10_ns() -> dict[str, tuple[float, float]]:
 
 @dataclass(frozen=True)
 class Headline:
+    """The headline's table and each configuration's run."""
+
     table: pd.DataFrame  # one row per configuration
     results: dict[str, SimResult]
 
     @property
     def speedup(self) -> float:
+        """Completion time under UA over that under NAP+NAR."""
         times = self.table.set_index("config")["completion_ns"]
         return float(times["UA"] / times["NAP+NAR"])
 
@@ -48,33 +50,32 @@ def run_headline(
 ) -> Headline:
     """``plan_name`` names a built-in; without ``tbs=`` in it, each configuration runs with
     its best-performing threadblock count (``best_threadblocks``)."""
-    base = builtin_plan(plan_name)
-    pod = preset.with_sockets(max(base.ngpus, preset.pod.sockets)).pod
-    rows, results = [], {}
+    grid = {
+        "plan": plan_name,
+        "size": size,
+        "configuration": list(configs),
+        "threadblocks": None if "tbs=" in plan_name else "auto",
+    }
+    results = {
+        point.configuration.name: run_point(point, preset, progress) for point in grid_points(grid)
+    }
     paper_figures = paper_fig10_ns()
-    for config in configs:
-        if "tbs=" in plan_name:
-            if progress:
-                progress(config)
-            plan, result = base, Scenario(pod, base, size, config).run()
-        else:
-            best = best_threadblocks(pod, plan_name, size, config, progress=progress)
-            plan, result = best.plan, best.result
-        results[config] = result
-        latency = result.store_latency_ns()
+    rows = []
+    for config, result in results.items():
+        row = result.to_row()
         paper = paper_figures.get(config, (float("nan"), float("nan")))
         rows.append(
             {
                 "config": config,
-                "threadblocks": plan.threadblocks_per_gpu[0],
-                "completion_ns": result.completion_ps / 1000,
-                "store_mean_ns": latency["mean"],
-                "store_max_ns": latency["max"],
+                "threadblocks": row["threadblocks"],
+                "completion_ns": result.completion_ps / PS_PER_NS,
+                "store_mean_ns": row["store_mean_ns"],
+                "store_max_ns": row["store_max_ns"],
                 "paper_mean_ns": paper[0],
                 "paper_max_ns": paper[1],
-                "stores": len(result.stores),
-                "events": result.events,
-                "wall_s": result.wall_s,
+                "stores": row["stores"],
+                "events": row["events"],
+                "wall_s": row["wall_s"],
             }
         )
     return Headline(pd.DataFrame(rows), results)

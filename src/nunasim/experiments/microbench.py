@@ -11,24 +11,12 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from nunasim.experiments.tbsearch import best_threadblocks
+from nunasim.experiments.sweep import sweep
 from nunasim.hardware import Preset
+from nunasim.units import PS_PER_NS
 
-ALGORITHM = {
-    "allgather": "direct",
-    "allreduce": "direct",
-    "alltoall": "direct",
-    "reducescatter": "direct",
-}
-
-
-def best_run(
-    preset: Preset, collective: str, gpus: int, size: int, config: str
-) -> tuple[int, float]:
-    """(threadblocks per GPU, completion ns) of the fastest threadblock count."""
-    pod = preset.with_sockets(max(gpus, preset.pod.sockets)).pod
-    best = best_threadblocks(pod, f"{collective}:{ALGORITHM[collective]}:gpus={gpus}", size, config)
-    return best.threadblocks, best.result.completion_ps / 1000
+# The cases of one speedup: everything but the configuration.
+_CASE = ["collective", "size_bytes", "gpus"]
 
 
 def speedup_table(
@@ -39,27 +27,21 @@ def speedup_table(
     configs: Iterable[str],
     progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
-    """One row per (collective, size, GPUs, configuration), with the speedup over UA."""
-    configs = list(dict.fromkeys(["UA", *configs]))
-    rows = []
-    for collective in collectives:
-        for size in sizes:
-            for count in gpus:
-                base = None
-                for config in configs:
-                    if progress:
-                        progress(f"{collective} {size} B, {count} GPUs, {config}")
-                    tbs, ns = best_run(preset, collective, count, size, config)
-                    base = ns if config == "UA" else base
-                    rows.append(
-                        {
-                            "collective": collective,
-                            "size_bytes": size,
-                            "gpus": count,
-                            "config": config,
-                            "threadblocks": tbs,
-                            "completion_ns": ns,
-                            "speedup_vs_ua": base / ns,
-                        }
-                    )
-    return pd.DataFrame(rows)
+    """One row per (collective, size, GPUs, configuration), with the speedup over UA; a
+    collective runs its direct algorithm (a bare name of a built-in)."""
+    grid = {
+        "collective": list(collectives),
+        "size": list(sizes),
+        "gpus": list(gpus),
+        "configuration": list(dict.fromkeys(["UA", *configs])),
+        "threadblocks": "auto",
+    }
+    runs = sweep(grid, preset, progress)
+    table = runs[[*_CASE, "configuration", "threadblocks"]].rename(
+        columns={"configuration": "config"}
+    )
+    table["completion_ns"] = runs["completion_ps"] / PS_PER_NS
+    ua = table[table["config"] == "UA"].set_index(_CASE)["completion_ns"]
+    baseline = ua.reindex(pd.MultiIndex.from_frame(table[_CASE])).to_numpy()
+    table["speedup_vs_ua"] = baseline / table["completion_ns"]
+    return table

@@ -26,8 +26,8 @@ from nunasim.collectives.plan import Plan
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
-from nunasim.policies.place import auto_granularities, configuration, uses_domains
-from nunasim.scenario import Scenario
+from nunasim.policies.place import auto_granularities
+from nunasim.scenario import Configuration, Scenario, as_configuration
 
 MAX_THREADBLOCKS = 1008
 
@@ -47,6 +47,8 @@ def candidate_counts(gpus: int, limit: int = MAX_THREADBLOCKS) -> tuple[int, ...
 
 @dataclass(frozen=True)
 class BestRun:
+    """The fastest run of a search and every run it tried."""
+
     plan: Plan
     result: SimResult
     granularity: int  # NAR domains of the fastest run (1: none)
@@ -54,6 +56,7 @@ class BestRun:
 
     @property
     def threadblocks(self) -> int:
+        """Threadblocks per GPU of the fastest run."""
         return self.plan.threadblocks_per_gpu[0]
 
 
@@ -64,26 +67,31 @@ def best_threadblocks(
     pod: Pod,
     plan_name: str,
     size: int,
-    config: str,
-    granularity: int | str = "auto",
+    config: Configuration | str,
+    granularity: int | str | None = None,
     seed: int = 0,
     layout: str = "aligned",
     progress: Callable[[str], None] | None = None,
+    gpus: int | None = None,
 ) -> BestRun:
-    """The fastest run of the built-in ``plan_name`` (without ``tbs=``) over the candidate
-    threadblock counts."""
-    key = (pod, plan_name, size, config, granularity, seed, layout)
+    """The fastest run of the built-in ``plan_name`` (on ``gpus`` GPUs when given) over the
+    candidate threadblock counts, which replace any ``tbs=`` of the name; ``granularity``,
+    when given, replaces the configuration's."""
+    configuration = as_configuration(config, granularity)
+    key = (pod, plan_name, gpus, size, configuration, seed, layout)
     if key in _CACHE:
         return _CACHE[key]
-    base = builtin_plan(plan_name)
+    base = builtin_plan(plan_name, gpus=gpus)
     tried: list[tuple[int, int, int]] = []
     best: tuple[Plan, SimResult, int] | None = None
 
     def attempt(plan: Plan, domains: int | str) -> None:
         nonlocal best
         if progress:
-            progress(f"{config}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains")
-        scenario = Scenario(pod, plan, size, config, domains, seed, layout=layout)
+            progress(
+                f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
+            )
+        scenario = Scenario(pod, plan, size, configuration, domains, seed, layout=layout)
         placement = scenario.placement()
         result = scenario.run(placement)
         tried.append((plan.threadblocks_per_gpu[0], placement.granularity, result.completion_ps))
@@ -92,13 +100,13 @@ def best_threadblocks(
 
     for count in candidate_counts(base.ngpus):
         try:
-            plan = builtin_plan(plan_name, tbs=count)
+            plan = builtin_plan(plan_name, gpus=gpus, tbs=count)
         except ConfigError:  # a count the algorithm cannot split its work over
             continue
-        attempt(plan, granularity)
+        attempt(plan, configuration.granularity)
     if best is None:
         raise ValueError(f"no threadblock count works for {plan_name}")
-    if granularity == "auto" and uses_domains(configuration(config)):
+    if configuration.granularity == "auto" and configuration.uses_domains:
         plan, _, chosen = best
         for domains in auto_granularities(pod.socket):
             if domains != chosen:

@@ -15,6 +15,8 @@ from nunasim.units import transfer_ps
 
 @dataclass(frozen=True)
 class Pod:
+    """``sockets`` identical sockets (GPUs) and the switch planes that join their ports."""
+
     socket: Socket
     sockets: int
     plane_latency_ps: int  # port to port through one switch plane
@@ -34,6 +36,7 @@ class Pod:
 
     @property
     def planes(self) -> int:
+        """Switch planes: one per port of a socket."""
         return len(self.socket.ports)
 
     @property
@@ -42,4 +45,10 @@ class Pod:
         return transfer_ps(self.socket.line_bytes, self.port_bandwidth)
 
     def with_sockets(self, sockets: int) -> Pod:
+        """This pod with ``sockets`` sockets."""
         return replace(self, sockets=sockets)
+
+    def fit(self, gpus: int) -> Pod:
+        """This pod, grown to ``gpus`` sockets if it has fewer: a pod's size is a default,
+        and a plan on more GPUs runs on a larger pod of the same sockets and planes."""
+        return self if self.sockets >= gpus else self.with_sockets(gpus)

@@ -10,6 +10,8 @@ from nunasim.hardware.socket import Socket
 
 @dataclass(frozen=True)
 class Preset:
+    """A named pod (``load_preset``): the hardware a scenario runs on, grown to fit its plan."""
+
     name: str
     description: str
     pod: Pod
@@ -17,7 +19,13 @@ class Preset:
 
     @property
     def socket(self) -> Socket:
+        """The pod's socket (one GPU)."""
         return self.pod.socket
 
     def with_sockets(self, sockets: int) -> Preset:
+        """This preset with a pod of ``sockets`` sockets."""
         return replace(self, pod=self.pod.with_sockets(sockets))
+
+    def fit(self, gpus: int) -> Preset:
+        """This preset with its pod grown to ``gpus`` sockets if it has fewer (``Pod.fit``)."""
+        return replace(self, pod=self.pod.fit(gpus))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nunasim.collectives.builtins import builtin_plan, is_builtin_name
+from nunasim.collectives.builtins import ALGORITHMS, builtin_plan, is_builtin_name
 from nunasim.collectives.plan import Plan
 from nunasim.errors import ConfigError
 from nunasim.io.msccl import load_msccl_xml
@@ -13,13 +13,17 @@ from nunasim.io.mscclpp import load_mscclpp
 
 
 def load_plan(name_or_path: str | Path) -> Plan:
+    """A plan: a built-in by name (``allgather:direct:gpus=8``, see ``builtin_plan``), an
+    MSCCL XML file (``.xml``) or an MSCCL++ JSON execution plan (``.json``)."""
     name = str(name_or_path)
     if is_builtin_name(name):
         return builtin_plan(name)
     path = Path(name)
     if not path.is_file():
+        known = ", ".join(ALGORITHMS)
         raise ConfigError(
-            "neither a built-in plan (e.g. allgather:direct:gpus=8) nor a file", source=name
+            f"neither a built-in plan (e.g. allgather:direct:gpus=8; known: {known}) nor a file",
+            source=name,
         )
     if path.suffix.lower() == ".xml":
         return load_msccl_xml(path)

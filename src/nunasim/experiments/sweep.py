@@ -1,0 +1,174 @@
+"""Sweeps: one row per point of a grid of plans, sizes, pod sizes, configurations,
+threadblock counts and seeds.
+
+A sweep is a plain list of points (``grid_points``) and one function per point
+(``run_point``): each point is an independent task that carries everything it needs but the
+hardware, so the points can run anywhere, in any order; ``sweep`` runs them one after the
+other. The experiments (``headline``, ``microbench``) and ``nunasim simulate`` are built on
+the same pieces, so one point gives one number wherever it is run from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from nunasim.collectives.builtins import builtin_plan, is_builtin_name
+from nunasim.collectives.plan import Plan
+from nunasim.engine.result import SimResult
+from nunasim.errors import ConfigError
+from nunasim.experiments.tbsearch import BestRun, best_threadblocks
+from nunasim.hardware import Preset
+from nunasim.io.plans import load_plan
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Configuration, Scenario, as_configuration, check_background
+from nunasim.units import parse_size
+
+if TYPE_CHECKING:
+    from nunasim.workload import GemmTile
+
+Progress = Callable[[str], None]
+
+# The grid's keys, outermost first: a sweep's rows come in this nesting order.
+GRID_KEYS = ("plan", "size", "gpus", "configuration", "threadblocks", "seed", "layout")
+_DEFAULTS: dict[str, Any] = {"gpus": None, "threadblocks": None, "seed": 0, "layout": "aligned"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep, checked when built.
+
+    ``plan`` is a built-in (``"allgather"``, ``"allreduce:ring"``; see ``builtin_plan``) or
+    a plan file. ``gpus`` and ``threadblocks`` (per GPU) replace a built-in's; ``None``
+    keeps the plan's own, and ``threadblocks="auto"`` runs the built-in at its
+    best-performing count (and, with granularity ``auto``, its best granularity), searched
+    without the background GEMM: the collective's own choice.
+    """
+
+    plan: str
+    size: int
+    configuration: Configuration
+    gpus: int | None = None
+    threadblocks: int | str | None = None
+    seed: int = 0
+    layout: str = "aligned"
+    gemm_tiles: int = 0  # background GEMM tiles per GPU (``Scenario``)
+    gemm_tile: GemmTile | None = None
+
+    def __post_init__(self) -> None:
+        check_background(self.gemm_tiles, self.gemm_tile)
+        count = self.threadblocks
+        if not (count is None or count == "auto" or (isinstance(count, int) and count >= 1)):
+            raise ConfigError(f"threadblocks is a count, 'auto' or None, not {count!r}")
+        given = self.gpus is not None or count is not None
+        if given and not is_builtin_name(self.plan) and Path(self.plan).is_file():
+            raise ConfigError("a plan file fixes its own GPUs and threadblocks", source=self.plan)
+
+    def base_plan(self) -> Plan:
+        """The plan, at the point's threadblock count when it gives one."""
+        if not is_builtin_name(self.plan):
+            return load_plan(self.plan)
+        count = self.threadblocks if isinstance(self.threadblocks, int) else None
+        return builtin_plan(self.plan, gpus=self.gpus, tbs=count)
+
+    def describe(self) -> str:
+        """A short name for progress reports."""
+        gpus = "" if self.gpus is None else f", {self.gpus} GPUs"
+        return f"{self.plan} {self.size} B{gpus}, {self.configuration}"
+
+
+def grid_points(grid: Mapping[str, Any]) -> list[Point]:
+    """The points of ``grid``, a mapping of ``GRID_KEYS`` (``collective`` is another name for
+    ``plan``) to a list of values or one value; ``plan``, ``size`` and ``configuration`` are
+    required. Every point is checked, and its plan built once, before any runs."""
+    given = dict(grid)
+    if "collective" in given:
+        if "plan" in given:
+            raise ConfigError("give plans as 'plan' or as 'collective', not both")
+        given["plan"] = given.pop("collective")
+    unknown = sorted(set(given) - set(GRID_KEYS))
+    if unknown:
+        known = ", ".join(("collective", *GRID_KEYS))
+        raise ConfigError(f"unknown sweep key {unknown[0]!r} (known: {known})")
+    missing = [key for key in GRID_KEYS if key not in given and key not in _DEFAULTS]
+    if missing:
+        raise ConfigError(f"a sweep needs {', '.join(repr(key) for key in missing)}")
+    axes = {key: _values(given.get(key, _DEFAULTS.get(key))) for key in GRID_KEYS}
+    axes["plan"] = [str(plan) for plan in axes["plan"]]  # a plan file may be a Path
+    axes["size"] = [parse_size(size) for size in axes["size"]]
+    axes["configuration"] = [as_configuration(c) for c in axes["configuration"]]
+    points = [Point(**dict(zip(axes, combo, strict=True))) for combo in product(*axes.values())]
+    for point in {(p.plan, p.gpus, p.threadblocks): p for p in points}.values():
+        point.base_plan()  # a bad plan is refused before anything runs
+    return points
+
+
+def _values(value: Any) -> list[Any]:
+    if isinstance(value, str | Configuration) or not isinstance(value, Iterable):
+        return [value]
+    return list(value)
+
+
+def point_scenario(point: Point, preset: Preset, progress: Progress | None = None) -> Scenario:
+    """The scenario ``point`` runs: with ``threadblocks="auto"``, the plan (and, with
+    granularity ``auto``, the granularity) of the fastest run of the search."""
+    plan, granularity = point.base_plan(), point.configuration.granularity
+    if point.threadblocks == "auto":
+        best = _search(point, preset, progress)
+        plan = best.plan
+        granularity = best.granularity if granularity == "auto" else granularity
+    return Scenario(
+        preset,
+        plan,
+        point.size,
+        point.configuration,
+        granularity,
+        point.seed,
+        layout=point.layout,
+        gemm_tiles=point.gemm_tiles,
+        gemm_tile=point.gemm_tile,
+    )
+
+
+def run_point(point: Point, preset: Preset, progress: Progress | None = None) -> SimResult:
+    """Run ``point`` on ``preset`` (its pod grown to the plan's GPUs)."""
+    if point.threadblocks == "auto" and not point.gemm_tiles:
+        return _search(point, preset, progress).result  # the search ran it already
+    if progress:
+        progress(point.describe())
+    return point_scenario(point, preset, progress).run()
+
+
+def _search(point: Point, preset: Preset, progress: Progress | None) -> BestRun:
+    gpus = point.base_plan().ngpus
+    return best_threadblocks(
+        preset.fit(gpus).pod,
+        point.plan,
+        point.size,
+        point.configuration,
+        seed=point.seed,
+        layout=point.layout,
+        progress=progress,
+        gpus=point.gpus,
+    )
+
+
+def sweep(
+    grid: Mapping[str, Any],
+    preset: Preset | str = "nextgen-4die",
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """Run every point of ``grid`` (see ``grid_points``) on ``preset`` (a Preset, a shipped
+    preset's name or a preset file): one row per point (``SimResult.to_row``), in the
+    grid's nesting order, with the preset's name."""
+    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
+    rows = [
+        {"preset": hardware.name, **run_point(point, hardware, progress).to_row()}
+        for point in grid_points(grid)
+    ]
+    return pd.DataFrame(rows)
