@@ -8,18 +8,12 @@ import matplotlib
 import pytest
 from matplotlib.colors import to_hex
 
-from nunasim.cli import main
+from cli_run import run
 from nunasim.hardware.tables import floorplan_tables
 from nunasim.io.presets import load_preset
 from nunasim.plotting.floorplan import draw_floorplan
 
 matplotlib.use("Agg")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_preset_list(capsys):

@@ -5,16 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from nunasim.cli import main
+from cli_run import run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 CONFIGS = ["UA", "UA+NAR", "NUMA", "NUMA+NAR", "NAP", "NAP+NAR", "NAP*", "NAP*+NAR"]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.iterdir()), ids=lambda p: p.name)

@@ -5,13 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from nunasim.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from cli_run import run
 
 
 def test_simulate_json_has_the_promised_fields(capsys):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import nunasim.collectives.check as check
-from nunasim.cli import main
+from cli_run import run
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import PlanError, check_plan, prove_once
 from nunasim.collectives.plan import Buffer, Chunks, StepId
@@ -29,12 +29,6 @@ from nunasim.scenario import Scenario
 
 FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 POD = load_preset("nextgen-4die").pod
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- MSCCL hasdep ---------------------------------------------------------------------------
