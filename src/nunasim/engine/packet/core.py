@@ -30,8 +30,7 @@ EV_ROUTE = 0
 EV_ACK = 1
 EV_COMPUTE = 2
 EV_STEP = 3  # a step that only computes has finished
-EV_START = 4  # a step's earliest start time has come
-EV_BITS = 3
+EV_BITS = 2
 EV_MASK = (1 << EV_BITS) - 1
 
 # message kinds (as in lower.py)
@@ -63,8 +62,11 @@ class CoreInputs(NamedTuple):
     tb_cu: np.ndarray  # CU of each threadblock
     step_tb: np.ndarray
     step_wait: np.ndarray  # waits before a step may start (program order, deps, flags)
-    step_start: np.ndarray  # ps before which a step may not start; 0: no such time
     step_compute: np.ndarray  # compute time of a step that only computes
+    # Steps released at given times (open-loop injection), in order of time: step
+    # timed_step[i] has one wait more, met at timed_at[i] before any event of that time.
+    timed_step: np.ndarray
+    timed_at: np.ndarray
     succ_start: np.ndarray  # CSR over steps: steps whose waits a completion satisfies
     succ: np.ndarray
     lineop_start: np.ndarray  # CSR over steps
@@ -83,7 +85,8 @@ class CoreInputs(NamedTuple):
     release: np.ndarray
     msg_ack: np.ndarray  # acknowledgement delay of a write or store
     msg_pre: np.ndarray  # pure delay before the first resource
-    route_start: np.ndarray  # CSR over messages
+    msg_route: np.ndarray  # the route a message travels (messages may share one)
+    route_start: np.ndarray  # CSR over routes
     route: np.ndarray  # [route entry, ROUTE_FIELDS]
     ncus: int
     window: int  # outstanding requests per CU
@@ -113,6 +116,8 @@ class CoreOutputs(NamedTuple):
 def run(inputs: CoreInputs, outputs: CoreOutputs) -> int:
     """Run to completion (or to ``inputs.stop_step``), filling ``outputs`` and the run's
     columns of ``inputs.res``; returns the number of events handled."""
+    if (np.diff(inputs.timed_at) < 0).any():
+        raise ValueError("timed releases must be in order of time")
     # The compiled loop takes the fields one by one: numba types a NamedTuple argument in
     # Python on every call, which doubles the call's overhead.
     return _loop(*inputs, *outputs)
@@ -245,8 +250,9 @@ def _loop(
     tb_cu,
     step_tb,
     step_wait,
-    step_start,
     step_compute,
+    timed_step,
+    timed_at,
     succ_start,
     succ,
     lineop_start,
@@ -264,6 +270,7 @@ def _loop(
     release,
     msg_ack,
     msg_pre,
+    msg_route,
     route_start,
     route,
     ncus,
@@ -284,9 +291,6 @@ def _loop(
     counts as delivered for its line operation once issued, and it counts down the arrival
     counter ``msg_target`` when it lands; the counter's last line releases the steps in
     ``release``. Its acknowledgement only frees the CU's request slot.
-
-    A step with a start time (``step_start > 0``) has one more wait, met at that time: it
-    starts at the later of that time and its other waits (open-loop injection).
     """
     nsteps = step_tb.shape[0]
     nlo = lineop_compute.shape[0]
@@ -306,7 +310,11 @@ def _loop(
     qhead = np.full(ncus, -1, dtype=np.int64)
     qtail = np.full(ncus, -1, dtype=np.int64)
     qnext = np.full(nmsg, -1, dtype=np.int64)
-    pos = route_start[:-1].copy()
+    pos = np.empty(nmsg, dtype=np.int64)  # next route entry of each message
+    pos_end = np.empty(nmsg, dtype=np.int64)
+    for m in range(nmsg):
+        pos[m] = route_start[msg_route[m]]
+        pos_end[m] = route_start[msg_route[m] + 1]
     cap = nmsg + nlo + nsteps + 2
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
@@ -321,12 +329,12 @@ def _loop(
     is_touched = np.zeros(ncus, dtype=np.bool_)
     events = 0
 
+    ntimed = timed_step.shape[0]
+    nxt = 0  # the next timed release
+    for i in range(ntimed):
+        wait[timed_step[i]] += 1
     for s in range(nsteps):
-        if step_start[s] > 0:
-            wait[s] += 1
-            n = _push(hk, hp, n, step_start[s], seq, (s << EV_BITS) | EV_START)
-            seq += 1
-        elif wait[s] == 0:
+        if wait[s] == 0:
             ready[nready] = s
             nready += 1
     t = 0
@@ -372,7 +380,17 @@ def _loop(
         ntouched = 0
         if nready > 0:  # steps completed by issuing: start their successors at t
             continue
-        if n == 0 or (stop_step >= 0 and step_end[stop_step] >= 0):
+        if stop_step >= 0 and step_end[stop_step] >= 0:
+            break
+        if nxt < ntimed and (n == 0 or timed_at[nxt] <= hk[0] >> SEQ_BITS):
+            # Timed releases are consumed in order beside the heap rather than pushed
+            # onto it: open-loop traffic would otherwise fill the heap with every packet.
+            t = timed_at[nxt]
+            nready = _satisfy(timed_step[nxt], wait, ready, nready)
+            nxt += 1
+            events += 1
+            continue
+        if n == 0:
             break
         t, payload, n = _pop(hk, hp, n)
         events += 1
@@ -382,7 +400,7 @@ def _loop(
         if kind == EV_ROUTE:
             m = arg
             p = pos[m]
-            if p < route_start[m + 1]:
+            if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
                 pos[m] = p + 1
                 start = res[e, FREE_AT]
@@ -447,8 +465,6 @@ def _loop(
             ntouched = _touch(cu, is_touched, touched, ntouched)
         elif kind == EV_STEP:
             n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
-        elif kind == EV_START:
-            nready = _satisfy(arg, wait, ready, nready)
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]

@@ -99,8 +99,9 @@ def core_inputs(lowered: Lowered) -> CoreInputs:
         tb_cu=lo.tb_cu,
         step_tb=lo.step_tb,
         step_wait=lo.step_wait,
-        step_start=np.zeros(lo.steps, dtype=np.int64),  # a collective starts whenever ready
         step_compute=lo.step_compute_ps,
+        timed_step=np.zeros(0, dtype=np.int64),  # a collective's steps start when ready
+        timed_at=np.zeros(0, dtype=np.int64),
         succ_start=lo.succ_start,
         succ=lo.succ,
         lineop_start=lo.lineop_start,
@@ -118,6 +119,7 @@ def core_inputs(lowered: Lowered) -> CoreInputs:
         release=lo.release,
         msg_ack=lo.msg_ack_ps,
         msg_pre=lo.msg_pre_ps,
+        msg_route=np.arange(lo.messages, dtype=np.int64),  # a route of its own each
         route_start=lo.route_start,
         route=route_rows(lo.route, lo.route_post_ps),
         ncus=lo.ngpus * lo.cus_per_gpu,
