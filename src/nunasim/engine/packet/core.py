@@ -38,7 +38,7 @@ READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
 # resource kinds
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 
-# Columns of a resource row. Rows keep what one event touches in one cache line.
+# Columns of a resource row: what one event touches sits together, not in six arrays.
 FREE_AT = 0  # when the resource next becomes free (filled in by the run)
 OCC = 1  # ps a flit holds it
 LAT = 2  # ps from the start of service to the next route entry
