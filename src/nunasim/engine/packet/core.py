@@ -62,7 +62,7 @@ class CoreInputs(NamedTuple):
     tb_cu: np.ndarray  # CU of each threadblock
     step_tb: np.ndarray
     step_wait: np.ndarray  # waits before a step may start (program order, deps, flags)
-    step_compute: np.ndarray  # compute time of a step that only computes
+    step_compute_ps: np.ndarray  # compute time of a step that only computes
     # Steps released at given times (open-loop injection), in order of time: step
     # timed_step[i] has one wait more, met at timed_at[i] before any event of that time.
     timed_step: np.ndarray
@@ -71,7 +71,7 @@ class CoreInputs(NamedTuple):
     succ: np.ndarray
     lineop_start: np.ndarray  # CSR over steps
     lineop_step: np.ndarray
-    lineop_compute: np.ndarray  # reduction time of one line
+    lineop_compute_ps: np.ndarray  # reduction time of one line
     lineop_msgs: np.ndarray  # [line op, 3]: first source, first sink, end (message ids)
     flag_start: np.ndarray  # CSR over steps: flag messages sent on completion
     flag_msg: np.ndarray
@@ -83,8 +83,8 @@ class CoreInputs(NamedTuple):
     arrival_lines: np.ndarray  # per arrival counter: the lines that must land
     release_start: np.ndarray  # CSR over arrival counters: steps its last line releases
     release: np.ndarray
-    msg_ack: np.ndarray  # acknowledgement delay of a write or store
-    msg_pre: np.ndarray  # pure delay before the first resource
+    msg_ack_ps: np.ndarray  # acknowledgement delay of a write or store
+    msg_pre_ps: np.ndarray  # pure delay before the first resource
     msg_route: np.ndarray  # the route a message travels (messages may share one)
     route_start: np.ndarray  # CSR over routes
     route: np.ndarray  # [route entry, ROUTE_FIELDS]
@@ -217,12 +217,12 @@ def _satisfy(w, wait, ready, nready):
 def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``)."""
-    step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready = steps
+    step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready = steps
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = _push(hk, hp, n, t + msg_pre[f], seq, (f << EV_BITS) | EV_ROUTE)
+        n = _push(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         nready = _satisfy(succ[k], wait, ready, nready)
@@ -250,14 +250,14 @@ def _loop(
     tb_cu,
     step_tb,
     step_wait,
-    step_compute,
+    step_compute_ps,
     timed_step,
     timed_at,
     succ_start,
     succ,
     lineop_start,
     lineop_step,
-    lineop_compute,
+    lineop_compute_ps,
     lineop_msgs,
     flag_start,
     flag_msg,
@@ -268,8 +268,8 @@ def _loop(
     arrival_lines,
     release_start,
     release,
-    msg_ack,
-    msg_pre,
+    msg_ack_ps,
+    msg_pre_ps,
     msg_route,
     route_start,
     route,
@@ -293,7 +293,7 @@ def _loop(
     ``release``. Its acknowledgement only frees the CU's request slot.
     """
     nsteps = step_tb.shape[0]
-    nlo = lineop_compute.shape[0]
+    nlo = lineop_compute_ps.shape[0]
     nmsg = msg_kind.shape[0]
     wait = step_wait.copy()
     arrival_left = arrival_lines.copy()
@@ -322,7 +322,7 @@ def _loop(
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
     nready = 0
-    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready)
+    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready)
     lines = (lo_sinks, lineop_step, step_left)
     touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
@@ -346,9 +346,9 @@ def _loop(
             step_begin[s] = t
             cu = tb_cu[step_tb[s]]
             if step_left[s] == 0:
-                if step_compute[s] > 0:  # a compute-only step, on the CU's compute unit
+                if step_compute_ps[s] > 0:  # a compute-only step, on the CU's compute unit
                     begin = max(t, compute_free[cu])
-                    compute_free[cu] = begin + step_compute[s]
+                    compute_free[cu] = begin + step_compute_ps[s]
                     n = _push(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
                     seq += 1
                 else:
@@ -371,7 +371,7 @@ def _loop(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(hk, hp, n, t + msg_pre[m], seq, (m << EV_BITS) | EV_ROUTE)
+                n = _push(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
                     n, seq, nready = _line_delivered(
@@ -441,16 +441,16 @@ def _loop(
                         step_left[s] -= 1
                         if step_left[s] == 0:
                             n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
-                    elif lineop_compute[lo] > 0:
+                    elif lineop_compute_ps[lo] > 0:
                         begin = max(t, compute_free[cu])
-                        compute_free[cu] = begin + lineop_compute[lo]
+                        compute_free[cu] = begin + lineop_compute_ps[lo]
                         n = _push(hk, hp, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE)
                         seq += 1
                     else:
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = _push(hk, hp, n, t + msg_ack[m], seq, (m << EV_BITS) | EV_ACK)
+            n = _push(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
             seq += 1
             a = msg_target[m]
             if a >= 0:  # data-polled: the receivers poll the data, released by its last line

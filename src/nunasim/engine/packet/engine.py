@@ -92,38 +92,45 @@ def run_core(inputs: CoreInputs) -> CoreRun:
     return CoreRun(inputs, outputs, int(events), time.perf_counter() - started)
 
 
+# The arrays of a lowered scenario the core reads as they are, under the same names.
+_AS_LOWERED = (
+    "tb_cu",
+    "step_tb",
+    "step_wait",
+    "step_compute_ps",
+    "succ_start",
+    "succ",
+    "lineop_start",
+    "lineop_step",
+    "lineop_compute_ps",
+    "lineop_msgs",
+    "flag_start",
+    "flag_msg",
+    "msg_lineop",
+    "msg_cu",
+    "msg_target",
+    "arrival_lines",
+    "release_start",
+    "release",
+    "msg_ack_ps",
+    "msg_pre_ps",
+    "route_start",
+    "window",
+)
+
+
 def core_inputs(lowered: Lowered) -> CoreInputs:
     lo = lowered
+    none = np.zeros(0, dtype=np.int64)
     return CoreInputs(
+        **{name: getattr(lo, name) for name in _AS_LOWERED},
         res=resource_rows(lo.resources.occ, lo.resources.lat, lo.resources.kind),
-        tb_cu=lo.tb_cu,
-        step_tb=lo.step_tb,
-        step_wait=lo.step_wait,
-        step_compute=lo.step_compute_ps,
-        timed_step=np.zeros(0, dtype=np.int64),  # a collective's steps start when ready
-        timed_at=np.zeros(0, dtype=np.int64),
-        succ_start=lo.succ_start,
-        succ=lo.succ,
-        lineop_start=lo.lineop_start,
-        lineop_step=lo.lineop_step,
-        lineop_compute=lo.lineop_compute_ps,
-        lineop_msgs=lo.lineop_msgs,
-        flag_start=lo.flag_start,
-        flag_msg=lo.flag_msg,
+        timed_step=none,  # a collective's steps start when they are ready
+        timed_at=none,
         msg_kind=lo.msg_kind.astype(np.int64),
-        msg_lineop=lo.msg_lineop,
-        msg_cu=lo.msg_cu,
-        msg_target=lo.msg_target,
-        arrival_lines=lo.arrival_lines,
-        release_start=lo.release_start,
-        release=lo.release,
-        msg_ack=lo.msg_ack_ps,
-        msg_pre=lo.msg_pre_ps,
         msg_route=np.arange(lo.messages, dtype=np.int64),  # a route of its own each
-        route_start=lo.route_start,
         route=route_rows(lo.route, lo.route_post_ps),
         ncus=lo.ngpus * lo.cus_per_gpu,
-        window=lo.window,
         stop_step=-1,
     )
 
