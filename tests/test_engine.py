@@ -12,7 +12,8 @@ from conservation import assert_conserved
 from engine_modes import outputs_compiled_and_not
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
-from nunasim.engine.lower import FLAG, READ, STORE, lower
+from nunasim.engine.lower import lower
+from nunasim.engine.messages import FLAG, READ, STORE
 from nunasim.engine.packet.engine import simulate
 from nunasim.hardware import Pod
 from nunasim.io.msccl import load_msccl_xml

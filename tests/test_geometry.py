@@ -140,6 +140,19 @@ def test_every_path_is_minimal_connected_and_on_mesh(socket, data):
 
 @settings(max_examples=40, deadline=None)
 @given(sockets())
+def test_the_distance_table_sums_each_paths_links(socket):
+    """Hops and zero-load latency of every pair, die crossings included, are those of the
+    links of its path, taken one by one."""
+    table = socket.router_paths
+    for src in range(socket.mesh.routers):
+        for dst in range(socket.mesh.routers):
+            path = socket.path(src, dst)
+            assert table.hops[src, dst] == len(path) == socket.mesh.hops(src, dst)
+            assert table.latency_ps[src, dst] == sum(socket.link_latency_ps(x) for x in path)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sockets())
 def test_every_router_reaches_every_port_and_stack(socket):
     ports = list(range(len(socket.ports)))
     stacks = list(range(len(socket.stacks)))

@@ -17,7 +17,8 @@ from nunasim.cli import main
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import PlanError, check_plan, prove_once
 from nunasim.collectives.plan import Buffer, Chunks, StepId
-from nunasim.engine.lower import READ, STORE, WRITE, lower
+from nunasim.engine.lower import lower
+from nunasim.engine.messages import READ, STORE, WRITE
 from nunasim.engine.packet.engine import simulate
 from nunasim.errors import ConfigError
 from nunasim.io.msccl import parse_msccl_xml

@@ -13,12 +13,12 @@ from nunasim.collectives.access import access_sets
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
 from nunasim.io.presets import load_preset
-from nunasim.policies.address import AddressMap
-from nunasim.policies.domains import domain_layout
+from nunasim.mapping.address import AddressMap
+from nunasim.mapping.domains import domain_layout
+from nunasim.mapping.placement import BUFFERS
+from nunasim.mapping.resolve import resolve
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.paths import remote_lines
 from nunasim.policies.place import CONFIGURATIONS, place
-from nunasim.policies.placement import BUFFERS
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod
@@ -108,7 +108,7 @@ def test_pages_of_a_domain_sit_on_stacks_backing_it(placed):
 def test_routing_uses_the_domain_ports_only(placed):
     plan, placement = placed
     amap = placement.address_map
-    lines = remote_lines(plan, placement)
+    lines = resolve(plan, placement).remote()
     for transfer in plan.transfers:
         addresses = placement.line_addresses(
             transfer.dst_gpu, transfer.dst.buffer, transfer.dst.index, transfer.dst.count
@@ -121,7 +121,7 @@ def test_routing_uses_the_domain_ports_only(placed):
                 assert region.granularity == placement.granularity
             else:
                 assert region.ports == len(SOCKET.ports)
-    assert len(lines) > 0
+    assert lines.size > 0
 
 
 def test_deterministic(placed):
@@ -176,7 +176,7 @@ def test_xor_fold_hash_is_static_and_stays_in_the_domain(granularity, line, regi
 def test_baseline_spreads_a_collective_over_all_ports():
     plan = builtin_plan("allgather:direct:gpus=8:tbs=56")
     placement = place(plan, 10_000_000, POD, "UA")
-    lines = remote_lines(plan, placement)
+    lines = resolve(plan, placement).remote()
     per_port = np.bincount(lines.port, minlength=144)
     assert per_port.min() > 0.9 * per_port.mean()
     assert per_port.max() < 1.1 * per_port.mean()
@@ -286,3 +286,17 @@ def test_bad_arguments():
         place(plan, 1000, POD.with_sockets(4), "UA")
     with pytest.raises(ConfigError, match="unknown grouping"):
         place(plan, 1000, POD, "NAP", 2, grouping="chunks")
+
+
+@pytest.mark.parametrize("interleave", ["listed", "die-first"])
+def test_ua_pages_go_round_the_stacks_in_the_interleave_order(interleave):
+    socket = dataclasses.replace(SOCKET, page_interleave=interleave)
+    pod = dataclasses.replace(POD, socket=socket)
+    placement = place(builtin_plan("allgather:direct:gpus=8"), _size("1MB"), pod, "UA", 1)
+    regions = placement.address_map.regions
+    order = socket.interleave_order
+    counter = 0
+    for buffer in BUFFERS:
+        for region in placement.gpus[0].buffers[buffer].region:
+            assert regions[region].stack == order[counter % len(order)]
+            counter += 1

@@ -96,6 +96,18 @@ def test_optional_keys(tmp_path):
     assert s.valid_granularities == (1, 2, 12)
 
 
+def test_page_interleave_orders(tmp_path):
+    listed = load_preset("nextgen-4die").socket
+    assert listed.interleave_order == tuple(range(16))
+    doc = _nextgen_document()
+    doc["socket"]["memory"]["interleave"] = "die-first"
+    s = parse_preset(yaml.safe_dump(doc), "custom").socket
+    # One stack of each die in turn: the round-robin visits the dies as the dispatcher does.
+    dies = [s.die_of_router[s.stacks[k].router] for k in s.interleave_order]
+    assert dies == [0, 1, 2, 3] * 4
+    assert sorted(s.interleave_order) == list(range(16))
+
+
 def _error(doc_or_text, source="bad.yaml") -> ConfigError:
     text = doc_or_text if isinstance(doc_or_text, str) else yaml.safe_dump(doc_or_text)
     with pytest.raises(ConfigError) as info:
@@ -229,6 +241,12 @@ BAD_INPUTS = [
         "whole number",
     ),
     ("list instead of mapping", lambda d: d.update(pod=[8]), "pod", "expected a mapping"),
+    (
+        "unknown page interleave",
+        lambda d: d["socket"]["memory"].update(interleave="random"),
+        "socket.memory.interleave",
+        "unknown page interleave",
+    ),
 ]
 
 

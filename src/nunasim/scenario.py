@@ -18,9 +18,10 @@ from nunasim.engine.packet.engine import simulate
 from nunasim.engine.result import SimResult, build_result
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
+from nunasim.mapping.placement import Placement
 from nunasim.policies.background import place_gemm
 from nunasim.policies.place import place
-from nunasim.policies.placement import GemmTile, Placement
+from nunasim.workload import GemmTile
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from nunasim.errors import ConfigError
-from nunasim.policies.placement import LAYOUTS
+from nunasim.mapping.buffer_layout import LAYOUTS
 
 layout_option = click.option(
     "--layout",

@@ -92,8 +92,8 @@ def place_command(
     if png is not None:
         # Drawing needs matplotlib, which is slow to import: only when asked for.
         from nunasim.hardware.tables import floorplan_tables
+        from nunasim.mapping.tables import page_table, threadblock_table
         from nunasim.plotting.placement import draw_placement
-        from nunasim.policies.tables import page_table, threadblock_table
 
         socket = pod.socket
         domains = placement.granularity if placement.granularity > 1 else 0

@@ -25,6 +25,47 @@ from nunasim.collectives.plan import Buffer, Collective, Plan
 
 
 @dataclass(frozen=True)
+class Aliasing:
+    """How an in-place plan folds one buffer into the other (the table above): the one
+    definition every importer and the layout below use."""
+
+    collective: Collective
+    inplace: bool
+    ngpus: int
+    chunks_per_size: int
+
+    @classmethod
+    def of(cls, plan: Plan) -> Aliasing:
+        return cls(plan.collective, plan.inplace, plan.ngpus, plan.chunks_per_size)
+
+    @property
+    def folded(self) -> Buffer | None:
+        """The buffer an in-place plan folds into the other one (None out of place)."""
+        if not self.inplace:
+            return None
+        if self.collective in (Collective.ALLGATHER, Collective.BROADCAST):
+            return Buffer.INPUT
+        return Buffer.OUTPUT
+
+    def home(self, gpu: int, buffer: Buffer, index: int) -> tuple[Buffer, int]:
+        """Where chunk ``index`` of ``buffer`` on ``gpu`` lives in the canonical form."""
+        if buffer != self.folded:
+            return buffer, index
+        other = Buffer.OUTPUT if buffer == Buffer.INPUT else Buffer.INPUT
+        if self.collective in (Collective.ALLGATHER, Collective.REDUCESCATTER):
+            return other, gpu * (self.chunks_per_size // self.ngpus) + index
+        return other, index
+
+    def counts(self, input_chunks: int, output_chunks: int) -> tuple[int, int]:
+        """(input, output) chunk counts once folded: the folded buffer has none and the
+        canonical one holds both, and at least the collective's ``chunks_per_size``."""
+        if self.folded is None:
+            return input_chunks, output_chunks
+        both = max(input_chunks, output_chunks, self.chunks_per_size)
+        return (0, both) if self.folded == Buffer.INPUT else (both, 0)
+
+
+@dataclass(frozen=True)
 class Location:
     gpu: int
     buffer: Buffer
@@ -58,53 +99,39 @@ def _block(plan: Plan) -> int:
 def inputs(plan: Plan) -> Iterator[tuple[Location, int]]:
     """(where the chunk starts, its atom) for every input chunk of every GPU."""
     n, block = plan.chunks_per_size, _block(plan)
-    coll = plan.collective
+    coll, alias = plan.collective, Aliasing.of(plan)
     for g in range(plan.ngpus):
-        if coll == Collective.ALLGATHER:
-            for j in range(block):
-                where = (
-                    Location(g, Buffer.OUTPUT, g * block + j)
-                    if plan.inplace
-                    else Location(g, Buffer.INPUT, j)
-                )
-                yield where, atom(plan, g, j)
-        elif coll == Collective.BROADCAST:
-            if g == plan.root:
-                buffer = Buffer.OUTPUT if plan.inplace else Buffer.INPUT
-                for k in range(n):
-                    yield Location(g, buffer, k), atom(plan, g, k)
-        else:
-            for k in range(n):
-                yield Location(g, Buffer.INPUT, k), atom(plan, g, k)
+        if coll == Collective.BROADCAST and g != plan.root:
+            continue
+        for j in range(block if coll == Collective.ALLGATHER else n):
+            yield Location(g, *alias.home(g, Buffer.INPUT, j)), atom(plan, g, j)
 
 
 def outputs(plan: Plan) -> Iterator[tuple[Location, tuple[int, ...]]]:
     """(where a result chunk must be, the sorted atoms it must hold) for every result."""
     n, block, gpus = plan.chunks_per_size, _block(plan), range(plan.ngpus)
-    coll, inplace = plan.collective, plan.inplace
-    out = Buffer.INPUT if inplace else Buffer.OUTPUT
+    coll, alias = plan.collective, Aliasing.of(plan)
+
+    def at(g: int, k: int) -> Location:
+        return Location(g, *alias.home(g, Buffer.OUTPUT, k))
+
     for g in gpus:
         if coll == Collective.ALLGATHER:
             for k in range(n):
-                yield Location(g, Buffer.OUTPUT, k), (atom(plan, k // block, k % block),)
+                yield at(g, k), (atom(plan, k // block, k % block),)
         elif coll == Collective.REDUCESCATTER:
             for j in range(block):
-                where = (
-                    Location(g, Buffer.INPUT, g * block + j)
-                    if inplace
-                    else Location(g, Buffer.OUTPUT, j)
-                )
-                yield where, tuple(sorted(atom(plan, p, g * block + j) for p in gpus))
+                yield at(g, j), tuple(sorted(atom(plan, p, g * block + j) for p in gpus))
         elif coll == Collective.ALLREDUCE:
             for k in range(n):
-                yield Location(g, out, k), tuple(sorted(atom(plan, p, k) for p in gpus))
+                yield at(g, k), tuple(sorted(atom(plan, p, k) for p in gpus))
         elif coll == Collective.ALLTOALL:
             for k in range(n):
                 source, j = divmod(k, block)
-                yield Location(g, out, k), (atom(plan, source, g * block + j),)
+                yield at(g, k), (atom(plan, source, g * block + j),)
         elif coll == Collective.BROADCAST:
             for k in range(n):
-                yield Location(g, Buffer.OUTPUT, k), (atom(plan, plan.root, k),)
+                yield at(g, k), (atom(plan, plan.root, k),)
         elif coll == Collective.REDUCE and g == plan.root:
             for k in range(n):
-                yield Location(g, out, k), tuple(sorted(atom(plan, p, k) for p in gpus))
+                yield at(g, k), tuple(sorted(atom(plan, p, k) for p in gpus))

@@ -47,23 +47,28 @@ def route_latency_ps(lowered: Lowered) -> np.ndarray:
 def critical_path_ps(lowered: Lowered) -> int:
     lo = lowered
     route = route_latency_ps(lo)
+    # Per line operation: its slowest fetch, plus its reduction, then its slowest fenced
+    # delivery (with acknowledgement); a step takes its slowest operation.
+    op = lo.msg_lineop
+    data = op >= 0
+    source = np.zeros(lo.messages, dtype=bool)
+    source[data] = np.arange(lo.messages)[data] < lo.lineop_msgs[op[data], 1]
+    sink = data & ~source
+    fetch = np.zeros(len(lo.lineop_step), dtype=np.int64)
+    np.maximum.at(fetch, op[source], route[source])
+    issued = fetch + lo.lineop_compute_ps
+    polled = sink & (lo.msg_target >= 0)
+    fenced = sink & ~polled
+    deliver = np.zeros(len(lo.lineop_step), dtype=np.int64)
+    np.maximum.at(deliver, op[fenced], route[fenced] + lo.msg_ack_ps[fenced])
     duration = np.zeros(lo.steps, dtype=np.int64)
+    np.maximum.at(duration, lo.lineop_step, issued + deliver)
     # per arrival counter: its step, and its slowest line's landing after the step's start
     arrival_step = np.full(len(lo.arrival_lines), -1, dtype=np.int64)
     arrival_at = np.zeros(len(lo.arrival_lines), dtype=np.int64)
-    for op in range(len(lo.lineop_step)):
-        first, mid, end = lo.lineop_msgs[op]
-        fetch = route[first:mid].max() if mid > first else 0
-        issued = fetch + lo.lineop_compute_ps[op]
-        polled = lo.msg_target[mid:end] >= 0
-        fenced = ~polled
-        deliver = (route[mid:end] + lo.msg_ack_ps[mid:end])[fenced].max() if fenced.any() else 0
-        s = lo.lineop_step[op]
-        duration[s] = max(duration[s], issued + deliver)
-        for m in np.nonzero(polled)[0] + mid:
-            a = lo.msg_target[m]
-            arrival_step[a] = s
-            arrival_at[a] = max(arrival_at[a], issued + route[m])
+    counter = lo.msg_target[polled]
+    arrival_step[counter] = lo.lineop_step[op[polled]]
+    np.maximum.at(arrival_at, counter, issued[op[polled]] + route[polled])
     landings: list[list[tuple[int, int]]] = [[] for _ in range(lo.steps)]
     for a in np.nonzero(arrival_step >= 0)[0]:
         landings[arrival_step[a]].append((int(a), int(arrival_at[a])))

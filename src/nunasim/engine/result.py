@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nunasim.engine.lower import LOAD, RESOURCE_NAMES, STORE, WRITE
+from nunasim.engine.messages import LOAD, STORE, WRITE
 from nunasim.engine.packet.engine import Trace
+from nunasim.engine.resources import RESOURCE_NAMES
 from nunasim.units import PS_PER_NS
 
 

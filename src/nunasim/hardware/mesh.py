@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+import numpy as np
+
 Coord = tuple[int, int]
 
 
@@ -57,6 +59,11 @@ class Mesh:
         if not 0 <= router < self.routers:
             raise ValueError(f"router {router} does not exist on a mesh of {self.routers}")
         return router % self.width, router // self.width
+
+    def check(self, *routers: int) -> None:
+        """Refuse a router that is not on the mesh (``ValueError``)."""
+        for router in routers:
+            self.coord(router)
 
     def hops(self, a: int, b: int) -> int:
         """Hop count of a minimal path, which dimension-order routing always takes."""
@@ -105,25 +112,43 @@ class Mesh:
 
         ``order="xy"`` moves along x first, then y; ``"yx"`` the reverse.
         """
+        self.check(src, dst)
+        _, links = self.paths(np.array([src]), np.array([dst]), order)
+        return links.tolist()
+
+    def paths(
+        self, src: np.ndarray, dst: np.ndarray, order: str = "xy"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The dimension-order routes of many router pairs at once, flattened: pair ``i``
+        crosses ``links[start[i]:start[i + 1]]``, in order (``path`` for one pair)."""
         if order not in ROUTING_ORDERS:
             raise ValueError(
                 f"unknown routing order {order!r} (known: {', '.join(ROUTING_ORDERS)})"
             )
-        x, y = self.coord(src)
-        tx, ty = self.coord(dst)
-        links: list[int] = []
-        for axis in order:
-            if axis == "x":
-                direction = Direction.EAST if tx > x else Direction.WEST
-                while x != tx:
-                    links.append(4 * self.router(x, y) + direction)
-                    x += _STEP[direction][0]
-            else:
-                direction = Direction.SOUTH if ty > y else Direction.NORTH
-                while y != ty:
-                    links.append(4 * self.router(x, y) + direction)
-                    y += _STEP[direction][1]
-        return links
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        x, y = src % self.width, src // self.width
+        tx, ty = dst % self.width, dst // self.width
+        along_x, along_y = np.abs(tx - x), np.abs(ty - y)
+        start = np.zeros(len(src) + 1, dtype=np.int64)
+        np.cumsum(along_x + along_y, out=start[1:])
+        pair = np.repeat(np.arange(len(src)), np.diff(start))
+        t = np.arange(start[-1]) - start[pair]  # links already crossed on the pair's path
+        x, y, tx, ty = x[pair], y[pair], tx[pair], ty[pair]
+        step_x, step_y = np.where(tx > x, 1, -1), np.where(ty > y, 1, -1)
+        if order == "xy":  # along the source's row, then along the destination's column
+            moving_x = t < along_x[pair]
+            at_x = np.where(moving_x, x + step_x * t, tx)
+            at_y = np.where(moving_x, y, y + step_y * (t - along_x[pair]))
+        else:  # along the source's column, then along the destination's row
+            moving_x = t >= along_y[pair]
+            at_x = np.where(moving_x, x + step_x * (t - along_y[pair]), x)
+            at_y = np.where(moving_x, ty, y + step_y * t)
+        direction = np.where(
+            moving_x,
+            np.where(step_x > 0, Direction.EAST, Direction.WEST),
+            np.where(step_y > 0, Direction.SOUTH, Direction.NORTH),
+        )
+        return start, 4 * (at_y * self.width + at_x) + direction
 
     def bisection_links(self) -> int:
         """Directed links across the narrower straight cut that halves the mesh.

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+
 from nunasim.errors import ConfigError
 from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
 from nunasim.units import cycles_to_ps, transfer_ps
 
 PORT_HASHES = ("xor-fold", "rotation")
+PAGE_INTERLEAVES = ("listed", "die-first")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,22 @@ class Port:
     router: int
 
 
+@dataclass(frozen=True, eq=False)
+class RouterPaths:
+    """The dimension-order path of every ordered pair of routers, flattened (pair
+    ``src * routers + dst``), with its hop count and its zero-load latency."""
+
+    start: np.ndarray  # CSR over pairs into ``links``
+    links: np.ndarray  # directed link ids
+    hops: np.ndarray  # [src, dst] links on the path
+    latency_ps: np.ndarray  # [src, dst] zero-load latency, die crossings included
+
+    def path(self, src: int, dst: int) -> np.ndarray:
+        """The links from router ``src`` to router ``dst``."""
+        pair = src * len(self.hops) + dst
+        return self.links[self.start[pair] : self.start[pair + 1]]
+
+
 @dataclass(frozen=True)
 class Socket:
     mesh: Mesh
@@ -81,6 +100,10 @@ class Socket:
     # XOR fold of the address bits, as boot-time fabric managers program it) or "rotation"
     # (a perfectly balanced rotation, an idealised hash).
     port_hash: str = field(default="xor-fold")
+    # The order in which the baseline's round-robin hands pages to stacks: "listed" (the
+    # preset's stack order) or "die-first" (one stack of each die in turn, like the
+    # threadblock dispatcher's round-robin over dies).
+    page_interleave: str = field(default="listed")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -97,6 +120,21 @@ class Socket:
         return self.cu_routers[cu // self.cus_per_router]
 
     @cached_property
+    def router_of_cu(self) -> np.ndarray:
+        """The router of every CU, by CU number."""
+        return _shared(np.repeat(np.array(self.cu_routers, dtype=np.int64), self.cus_per_router))
+
+    @cached_property
+    def port_routers(self) -> np.ndarray:
+        """The router of every port, by port number."""
+        return _shared(np.array([p.router for p in self.ports], dtype=np.int64))
+
+    @cached_property
+    def stack_routers(self) -> np.ndarray:
+        """The router of every stack, by stack number."""
+        return _shared(np.array([s.router for s in self.stacks], dtype=np.int64))
+
+    @cached_property
     def die_of_router(self) -> tuple[int, ...]:
         owner = [-1] * self.mesh.routers
         for index, die in enumerate(self.dies):
@@ -104,6 +142,20 @@ class Socket:
                 for x in range(die.x0, die.x1 + 1):
                     owner[self.mesh.router(x, y)] = index
         return tuple(owner)
+
+    @cached_property
+    def interleave_order(self) -> tuple[int, ...]:
+        """Stack numbers in the order the baseline's page round-robin visits them."""
+        if self.page_interleave == "listed":
+            return tuple(range(len(self.stacks)))
+        per_die: dict[int, list[int]] = {}
+        for index, stack in enumerate(self.stacks):
+            per_die.setdefault(self.die_of_router[stack.router], []).append(index)
+        queues = [per_die[d] for d in sorted(per_die)]
+        order: list[int] = []
+        for k in range(max(len(q) for q in queues)):
+            order.extend(q[k] for q in queues if k < len(q))
+        return tuple(order)
 
     def flops_for(self, dtype: str) -> float:
         for name, rate in self.flops:
@@ -136,16 +188,40 @@ class Socket:
     def link_latency_ps(self, link: int) -> int:
         return self.crossing_hop_ps if self.crosses_dies(link) else self.hop_ps
 
+    @cached_property
+    def link_latencies_ps(self) -> np.ndarray:
+        """``link_latency_ps`` of every link slot (0 for slots off the mesh)."""
+        latency = np.zeros(self.mesh.link_slots, dtype=np.int64)
+        for link in self.mesh.links():
+            latency[link] = self.link_latency_ps(link)
+        return _shared(latency)
+
+    @cached_property
+    def router_paths(self) -> RouterPaths:
+        """Paths, hops and zero-load latencies between every two routers: the one distance
+        table that placement, estimates and lowering all read."""
+        n = self.mesh.routers
+        src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+        start, links = self.mesh.paths(src, dst, self.routing)
+        elapsed = np.concatenate([[0], np.cumsum(self.link_latencies_ps[links])])
+        latency = elapsed[start[1:]] - elapsed[start[:-1]]
+        hops = np.diff(start).reshape(n, n)
+        return RouterPaths(*(_shared(a) for a in (start, links, hops, latency.reshape(n, n))))
+
     def path(self, src: int, dst: int) -> list[int]:
         """Directed links of the route from router ``src`` to router ``dst``."""
-        return self.mesh.path(src, dst, self.routing)
+        self.mesh.check(src, dst)
+        return self.router_paths.path(src, dst).tolist()
 
     def hops(self, src: int, dst: int) -> int:
-        return self.mesh.hops(src, dst)
+        """Links on the route from router ``src`` to router ``dst``."""
+        self.mesh.check(src, dst)
+        return int(self.router_paths.hops[src, dst])
 
     def path_latency_ps(self, src: int, dst: int) -> int:
         """Zero-load NoC latency between two routers (no serialisation)."""
-        return sum(self.link_latency_ps(link) for link in self.path(src, dst))
+        self.mesh.check(src, dst)
+        return int(self.router_paths.latency_ps[src, dst])
 
     def _by_distance(self, router: int, targets: list[int]) -> tuple[int, ...]:
         def key(index: int) -> tuple[int, int, int]:
@@ -204,6 +280,12 @@ class Socket:
         if self.declared_granularities is not None:
             return self.declared_granularities
         return tuple(g for g in range(1, len(self.ports) + 1) if self.splits_contiguously(g))
+
+
+def _shared(array: np.ndarray) -> np.ndarray:
+    """``array`` made read-only: a socket's cached tables are shared by every caller."""
+    array.flags.writeable = False
+    return array
 
 
 def _fail(where: str, reason: str) -> None:
@@ -282,6 +364,12 @@ def _validate(s: Socket) -> None:
 
     if s.port_hash not in PORT_HASHES:
         _fail("port_hash", f"unknown port hash {s.port_hash!r} (known: {', '.join(PORT_HASHES)})")
+
+    if s.page_interleave not in PAGE_INTERLEAVES:
+        known = ", ".join(PAGE_INTERLEAVES)
+        _fail(
+            "memory.interleave", f"unknown page interleave {s.page_interleave!r} (known: {known})"
+        )
 
     if s.declared_granularities is not None:
         if not s.declared_granularities:

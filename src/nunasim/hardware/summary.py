@@ -49,20 +49,15 @@ class PresetSummary:
         return asdict(self)
 
 
-def _coords(socket: Socket, routers: list[int]) -> np.ndarray:
-    return np.array([socket.mesh.coord(r) for r in routers], dtype=np.int64).reshape(-1, 2)
-
-
-def _hop_stats(a: np.ndarray, b: np.ndarray) -> HopStats:
-    distance = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
+def _hop_stats(socket: Socket, a: np.ndarray, b: np.ndarray) -> HopStats:
+    """Hops between every router of ``a`` and every router of ``b``."""
+    distance = socket.router_paths.hops[np.ix_(a, b)]
     return HopStats(float(distance.mean()), int(distance.max()), int(distance.min()))
 
 
 def summarise(preset: Preset) -> PresetSummary:
     socket, pod = preset.socket, preset.pod
-    cus = _coords(socket, [socket.cu_router(cu) for cu in range(socket.cus)])
-    ports = _coords(socket, [p.router for p in socket.ports])
-    stacks = _coords(socket, [s.router for s in socket.stacks])
+    cus, ports, stacks = socket.router_of_cu, socket.port_routers, socket.stack_routers
     links = socket.mesh.bisection_links()
     return PresetSummary(
         name=preset.name,
@@ -82,7 +77,7 @@ def summarise(preset: Preset) -> PresetSummary:
         bisection_links=links,
         hop_ps=socket.hop_ps,
         nar_granularities=socket.valid_granularities,
-        cu_to_port=_hop_stats(cus, ports),
-        port_to_stack=_hop_stats(ports, stacks),
-        cu_to_stack=_hop_stats(cus, stacks),
+        cu_to_port=_hop_stats(socket, cus, ports),
+        port_to_stack=_hop_stats(socket, ports, stacks),
+        cu_to_stack=_hop_stats(socket, cus, stacks),
     )

@@ -46,6 +46,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from nunasim.collectives.builder import PlanBuilder
+from nunasim.collectives.layout import Aliasing
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, Protocol, StepId
 from nunasim.errors import ConfigError
 from nunasim.io.files import read_text
@@ -386,25 +387,12 @@ def _build(reader: _Reader, root: Element) -> Plan:
     gpus = _parse_gpus(reader, root)
     _check_numbering(reader, gpus, ngpus)
     matched = _pair(reader, gpus)
-    block = nchunks // ngpus
+    alias = Aliasing(collective, inplace, ngpus, nchunks)
 
     def canon(g: int, buf: str, off: int, where: str) -> tuple[Buffer, int]:
         if buf not in ("i", "o", "s"):
             raise reader.error(f"unknown buffer {buf!r} (i, o or s)", where)
-        if not inplace:
-            return Buffer(buf), off
-        if collective == Collective.ALLGATHER and buf == "i":
-            return Buffer.OUTPUT, g * block + off
-        if collective == Collective.REDUCESCATTER and buf == "o":
-            return Buffer.INPUT, g * block + off
-        if (
-            collective in (Collective.ALLREDUCE, Collective.ALLTOALL, Collective.REDUCE)
-            and buf == "o"
-        ):
-            return Buffer.INPUT, off
-        if collective == Collective.BROADCAST and buf == "i":
-            return Buffer.OUTPUT, off
-        return Buffer(buf), off
+        return alias.home(g, Buffer(buf), off)
 
     b = PlanBuilder(
         root.get("name", Path(reader.source).stem),
@@ -420,15 +408,7 @@ def _build(reader: _Reader, root: Element) -> Plan:
         i_n, o_n, s_n = gpu.i_chunks, gpu.o_chunks, gpu.s_chunks
         if min(i_n, o_n, s_n) < 0:
             raise reader.error("chunk counts must not be negative", f"gpu {gpu.id}")
-        if inplace:  # the aliased buffer's chunks live in the canonical one
-            if collective == Collective.ALLGATHER:
-                o_n, i_n = max(o_n, nchunks), 0
-            elif collective == Collective.REDUCESCATTER:
-                i_n, o_n = max(i_n, nchunks), 0
-            elif collective in (Collective.ALLREDUCE, Collective.ALLTOALL, Collective.REDUCE):
-                i_n, o_n = max(i_n, o_n, nchunks), 0
-            elif collective == Collective.BROADCAST:
-                o_n, i_n = max(o_n, i_n, nchunks), 0
+        i_n, o_n = alias.counts(i_n, o_n)
         b.set_buffers(gpu.id, i_n, o_n, s_n)
 
     def declared(gpu: _XGpu, field: str, buf: str, off: int, cnt: int, where: str) -> None:

@@ -119,6 +119,7 @@ from pathlib import Path
 from typing import Any
 
 from nunasim.collectives.builder import PlanBuilder
+from nunasim.collectives.layout import Aliasing
 from nunasim.collectives.plan import (
     Buffer,
     Chunks,
@@ -207,11 +208,8 @@ class _Layout:
         return self.input_chunks
 
     @property
-    def folded(self) -> Buffer | None:
-        """The buffer an in-place plan folds into the other one."""
-        if not self.inplace:
-            return None
-        return Buffer.INPUT if self.collective == Collective.ALLGATHER else Buffer.OUTPUT
+    def aliasing(self) -> Aliasing:
+        return Aliasing(self.collective, self.inplace, self.ngpus, self.chunks_per_size)
 
     def declared(self, gpu: int, buffer: Buffer) -> int:
         """Chunks of ``buffer`` as the file declares them (before folding)."""
@@ -222,16 +220,10 @@ class _Layout:
         return self.scratch_chunks[gpu]
 
     def ir_chunks(self, buffer: Buffer) -> int:
-        return 0 if buffer == self.folded else self.declared(0, buffer)
+        return 0 if buffer == self.aliasing.folded else self.declared(0, buffer)
 
     def canonical(self, gpu: int, buffer: Buffer, index: int, count: int) -> Chunks:
-        if buffer != self.folded:
-            return Chunks(buffer, index, count)
-        if self.collective in (Collective.ALLREDUCE, Collective.ALLTOALL):
-            return Chunks(Buffer.INPUT, index, count)
-        block = self.chunks_per_size // self.ngpus
-        other = Buffer.OUTPUT if buffer == Buffer.INPUT else Buffer.INPUT
-        return Chunks(other, gpu * block + index, count)
+        return Chunks(*self.aliasing.home(gpu, buffer, index), count)
 
 
 @dataclass

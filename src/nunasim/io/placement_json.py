@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 from nunasim.io.files import write_atomically
-from nunasim.policies.address import REGION_SHIFT
-from nunasim.policies.placement import Placement
-from nunasim.policies.tables import page_table, threadblock_table
+from nunasim.mapping.address import REGION_SHIFT
+from nunasim.mapping.placement import Placement
+from nunasim.mapping.tables import page_table, threadblock_table
 
 FORMAT = "nunasim-placement/1"
 

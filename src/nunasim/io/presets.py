@@ -9,8 +9,10 @@ Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
 ``socket.hbm.stacks[i]`` may be ``[x, y]`` or
 ``{router: [x, y], bandwidth: ..., latency: ...}`` overriding the ``hbm`` defaults;
 ``socket.compute.threadblocks_per_cu`` (default: no limit); ``socket.port_hash``
-(``xor-fold``, the default, or ``rotation``); ``socket.nar.granularities`` (default: every
-granularity that splits the ports into physically contiguous groups). ``socket.noc`` takes
+(``xor-fold``, the default, or ``rotation``); ``socket.memory.interleave`` (``listed``,
+the default, or ``die-first``: the order of the baseline's page round-robin over stacks);
+``socket.nar.granularities`` (default: every granularity that splits the ports into
+physically contiguous groups). ``socket.noc`` takes
 exactly one of ``link_bandwidth`` (per link, per direction) and ``bisection_bandwidth`` (both
 directions across the middle cut).
 """
@@ -181,6 +183,7 @@ def _socket(node: Node) -> Socket:
     memory = node.child("memory")
     line = memory.get("line", parse_size)
     page = memory.get("page", parse_size)
+    interleave = memory.get("interleave", text, "listed")
     memory.close()
 
     hbm = node.child("hbm")
@@ -234,6 +237,7 @@ def _socket(node: Node) -> Socket:
             declared_granularities=granularities,
             threadblocks_per_cu=residency,
             port_hash=port_hash,
+            page_interleave=interleave,
         )
     except ConfigError as exc:
         raise exc.located(node.source, node.path) from None

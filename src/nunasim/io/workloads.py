@@ -6,11 +6,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from nunasim.engine.lower import DTYPE_BYTES
 from nunasim.io.files import read_text
 from nunasim.io.presets import load_yaml
 from nunasim.io.schema import Node, integer, text
-from nunasim.policies.placement import GemmTile
+from nunasim.workload import DTYPE_BYTES, GemmTile
 
 
 def load_gemm_tile(path: str | Path | None = None) -> GemmTile:

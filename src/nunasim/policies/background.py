@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.policies.address import REGION_SHIFT, AddressMap
+from nunasim.mapping.address import AddressMap
+from nunasim.mapping.placement import BackgroundLoad
 from nunasim.policies.dispatch import ua_cus
-from nunasim.policies.placement import BackgroundLoad, GemmTile
+from nunasim.workload import GemmTile
 
 GEMM_FRAME_BASE = 1 << 32
 
@@ -32,9 +33,9 @@ def place_gemm(
         pages = -(-count // per_page)
         addresses = []
         for page in range(pages):
-            stack = page_counter % stacks
+            stack = socket.interleave_order[page_counter % stacks]
             page_counter += 1
-            base = (amap.region(0, -1, stack) << REGION_SHIFT) | (frames[stack] * per_page)
+            base = amap.line_address(amap.region(0, -1, stack), int(frames[stack]) * per_page)
             frames[stack] += 1
             take = min(per_page, count - page * per_page)
             addresses.append(base + np.arange(take, dtype=np.int64))

@@ -14,35 +14,32 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
-from nunasim.policies.paths import hops_between, remote_lines
-from nunasim.policies.placement import Placement
+from nunasim.mapping.placement import Placement
+from nunasim.policies.paths import remote_legs
 from nunasim.units import transfer_ps
 
 
 def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
+    """The estimated time of ``plan`` placed by ``placement`` on ``pod``, in ps."""
     socket = placement.socket
-    lines = remote_lines(plan, placement)
-    if not len(lines):
+    legs = remote_legs(plan, placement)
+    lines = legs.lines
+    if not lines.size:
         return 0.0
-    port_router = np.array([p.router for p in socket.ports], dtype=np.int64)
-    stack_router = np.array([s.router for s in socket.stacks], dtype=np.int64)
-    hops = hops_between(socket, lines.src_router, port_router[lines.port]) + hops_between(
-        socket, port_router[lines.port], stack_router[lines.stack]
-    )
     stack_latency = np.array([s.latency_ps for s in socket.stacks], dtype=np.int64)
     latency = (
         socket.l1_latency_ps
-        + hops.mean() * socket.hop_ps
+        + (legs.cu_port_ps + legs.port_stack_ps).mean()
         + pod.port_flit_ps
         + pod.plane_latency_ps
         + stack_latency[lines.stack].mean()
     )
     ports, stacks = len(socket.ports), len(socket.stacks)
-    egress = np.bincount(lines.src_gpu * ports + lines.port).max()
-    ingress = np.bincount(lines.dst_gpu * ports + lines.port).max()
+    egress = np.bincount(lines.gpu * ports + lines.port).max()
+    ingress = np.bincount(lines.memory_gpu * ports + lines.port).max()
     stack_flit = np.array([transfer_ps(socket.line_bytes, s.bandwidth) for s in socket.stacks])
     per_stack = np.bincount(
-        lines.dst_gpu * stacks + lines.stack, minlength=plan.ngpus * stacks
+        lines.memory_gpu * stacks + lines.stack, minlength=plan.ngpus * stacks
     ).reshape(plan.ngpus, stacks)
     stack_time = (per_stack * stack_flit[None, :]).max()
     return float(latency + max(egress, ingress) * pod.port_flit_ps + stack_time)

@@ -5,10 +5,11 @@ behind them.
   with the fewest threadblocks in the die's dispatch order: a seeded random order of the
   die's routers, one CU per router per pass (threadblocks spread over the die).
 - **UA** pages: every page of a GPU, in buffer order (input, output, scratch), round-robin
-  over the stacks. With NAR a page takes the NAR domain its stack backs (round-robin over
-  the domains when the stack backs several).
+  over the stacks in the socket's interleave order (by default the order the preset lists
+  them; ``die-first`` takes one stack of each die in turn). With NAR a page takes the NAR domain its
+  stack backs (round-robin over the domains when the stack backs several).
 - **NUMA** threadblocks: in logical-group order, each on the first CU with budget and room in
-  order of line-weighted hop distance to the stacks holding its local chunks (UA pages):
+  order of line-weighted distance to the stacks holding its local chunks (UA pages):
   Algorithm 1's scheduling near the data, as the paper's NUMA proxy runs it.
 - **NAP**: Algorithm 1. Logical groups go round-robin to NAR domains; each threadblock to the
   first CU with budget and room (``budget.py``) in order of distance to its domain's ports;
@@ -23,6 +24,8 @@ behind them.
   backs, as for UA+NAR).
 
 Pages that no policy decision reaches (a buffer no threadblock touches) get UA pages.
+Distances are zero-load NoC latencies (``Socket.router_paths``), so a die crossing costs
+what it costs the traffic.
 """
 
 from __future__ import annotations
@@ -35,21 +38,14 @@ from nunasim.collectives.access import access_sets
 from nunasim.collectives.plan import Buffer, Plan
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod, Socket
-from nunasim.policies.address import AddressMap
+from nunasim.mapping.address import AddressMap
+from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
+from nunasim.mapping.domains import domain_layout
+from nunasim.mapping.placement import BUFFERS, BufferPages, Configuration, GpuPlacement, Placement
 from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
 from nunasim.policies.dispatch import ua_cus
-from nunasim.policies.domains import domain_layout
 from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.logical import GROUPINGS, logical_allocation
-from nunasim.policies.placement import (
-    BUFFERS,
-    LAYOUTS,
-    BufferLayout,
-    BufferPages,
-    Configuration,
-    GpuPlacement,
-    Placement,
-)
 
 CONFIGURATIONS: dict[str, Configuration] = {
     c.name: c
@@ -100,7 +96,8 @@ class _Pages:
 
 def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> None:
     """Fill every undecided page: round-robin over stacks in page order per GPU."""
-    stacks = len(amap.socket.stacks)
+    order = amap.socket.interleave_order
+    stacks = len(order)
     segment = amap.segment(nar_granularity)
     layout = amap.layout(nar_granularity) if nar_granularity else None
     for per_gpu in pages.region:
@@ -108,7 +105,7 @@ def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> N
         for buffer in BUFFERS:
             regions = per_gpu[buffer]
             for page in range(len(regions)):
-                stack = counter % stacks
+                stack = order[counter % stacks]
                 if regions[page] < 0:
                     if layout is None:
                         regions[page] = amap.region(0, -1, stack)
@@ -123,12 +120,6 @@ def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
     """UA dispatch on every GPU; the dies' dispatch orders come from ``seed`` and are the
     same on every GPU (identical sockets, identical dispatchers)."""
     return [ua_cus(socket, len(p.threadblocks), np.random.default_rng(seed)) for p in plan.gpus]
-
-
-def _hops(socket: Socket) -> np.ndarray:
-    mesh = socket.mesh
-    coords = np.array([mesh.coord(r) for r in range(mesh.routers)], dtype=np.int64)
-    return np.abs(coords[:, None, :] - coords[None, :, :]).sum(axis=2)
 
 
 def _order_by(values: np.ndarray) -> np.ndarray:
@@ -162,9 +153,9 @@ class _Placer:
         )
         self.cus = [cu_budget(socket) for _ in plan.gpus]
         self.stacks = [stack_budget(socket) for _ in plan.gpus]
-        self.hops = _hops(socket)
-        self.cu_routers = np.array([socket.cu_router(c) for c in range(socket.cus)])
-        self.stack_routers = np.array([s.router for s in socket.stacks])
+        self.latency = socket.router_paths.latency_ps
+        self.cu_routers = socket.router_of_cu
+        self.stack_routers = socket.stack_routers
         self.tb_cu = [np.full(len(p.threadblocks), -1, dtype=np.int64) for p in plan.gpus]
         self.tb_domain = [np.full(len(p.threadblocks), -1, dtype=np.int64) for p in plan.gpus]
 
@@ -189,7 +180,7 @@ class _Placer:
                     continue
                 allowed = np.array(layout.stacks[nar]) if self.nar else all_stacks
                 near_cu = allowed[
-                    _order_by(self.hops[self.cu_routers[cu], self.stack_routers[allowed]])
+                    _order_by(self.latency[self.cu_routers[cu], self.stack_routers[allowed]])
                 ]
                 near_ports = allowed[
                     _order_by(layout.router_distance[nar][self.stack_routers[allowed]])
@@ -212,7 +203,7 @@ class _Placer:
         socket, plan = self.socket, self.plan
         sets = access_sets(plan)
         provisional = self.result(fallback=False)
-        router_cost_base = self.hops[:, self.stack_routers]  # [router, stack]
+        router_cost_base = self.latency[:, self.stack_routers]  # [router, stack]
         for group in logical_allocation(sets, self.grouping):
             for gpu, tb in group.members:
                 weight = np.zeros(len(socket.stacks))
@@ -241,11 +232,11 @@ class _Placer:
             domain = int(self.tb_domain[gpu][tb])
             if self.config.pages == "NAP":
                 allowed = np.array(layout.stacks[domain]) if layout else np.arange(stacks)
-                hops = self.hops[self.cu_routers[cu], self.stack_routers[allowed]]
-                stack = self.stacks[gpu].fill(allowed[_order_by(hops)], 1)
+                latency = self.latency[self.cu_routers[cu], self.stack_routers[allowed]]
+                stack = self.stacks[gpu].fill(allowed[_order_by(latency)], 1)
                 regions[tb] = amap.region(segment, domain if layout else -1, stack)
             else:
-                stack = tb % stacks
+                stack = socket.interleave_order[tb % stacks]
                 if layout is None:
                     regions[tb] = amap.region(0, -1, stack)
                 else:

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
+from nunasim.mapping.placement import BUFFERS, Placement
 from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
-from nunasim.policies.paths import hops_between, remote_lines
-from nunasim.policies.placement import BUFFERS, Placement
+from nunasim.policies.paths import remote_legs
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,9 @@ class PlacementStats:
 
 def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
     socket = placement.socket
-    lines = remote_lines(plan, placement)
-    port_router = np.array([p.router for p in socket.ports], dtype=np.int64)
-    stack_router = np.array([s.router for s in socket.stacks], dtype=np.int64)
-    cu_port = hops_between(socket, lines.src_router, port_router[lines.port])
-    port_stack = hops_between(socket, port_router[lines.port], stack_router[lines.stack])
+    legs = remote_legs(plan, placement)
+    lines, cu_port, port_stack = legs.lines, legs.cu_port_hops, legs.port_stack_hops
+    remote = lines.size
 
     cu_use, cus_used = 0.0, 0
     for g, gpu in enumerate(placement.gpus):
@@ -69,18 +67,18 @@ def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
         stack_use = max(stack_use, float((budget.used / budget.capacity).max()))
 
     ports = len(socket.ports)
-    per_port = np.bincount(lines.src_gpu * ports + lines.port, minlength=plan.ngpus * ports)
+    per_port = np.bincount(lines.gpu * ports + lines.port, minlength=plan.ngpus * ports)
     g = placement.granularity
     domain_of_port = np.arange(ports) // (ports // g)
-    domains = np.bincount(domain_of_port[lines.port], minlength=g) if len(lines) else np.zeros(g)
+    domains = np.bincount(domain_of_port[lines.port], minlength=g) if remote else np.zeros(g)
     return PlacementStats(
         config=placement.config.name,
         granularity=g,
-        remote_lines=len(lines),
-        avg_cu_port_hops=float(cu_port.mean()) if len(lines) else 0.0,
-        max_cu_port_hops=int(cu_port.max()) if len(lines) else 0,
-        avg_port_stack_hops=float(port_stack.mean()) if len(lines) else 0.0,
-        max_port_stack_hops=int(port_stack.max()) if len(lines) else 0,
+        remote_lines=remote,
+        avg_cu_port_hops=float(cu_port.mean()) if remote else 0.0,
+        max_cu_port_hops=int(cu_port.max()) if remote else 0,
+        avg_port_stack_hops=float(port_stack.mean()) if remote else 0.0,
+        max_port_stack_hops=int(port_stack.max()) if remote else 0,
         cu_budget_max_use=cu_use,
         cus_used=cus_used,
         stack_budget_max_use=stack_use,

@@ -2,9 +2,9 @@
 
 The rule that ties stacks to domains (written down, since the paper leaves it open):
 
-- The distance from a router to domain ``d`` is the mean hop count from that router to the
-  routers of ``d``'s ports (one router per port, so a router with more of the domain's ports
-  weighs more).
+- The distance from a router to domain ``d`` is the mean zero-load latency from that router
+  to the routers of ``d``'s ports (one router per port, so a router with more of the
+  domain's ports weighs more); die crossings count, as they do for the traffic.
 - Every stack backs the domain nearest to it (ties: the lower domain number). A stack far
   from every port still backs its nearest domain, so every page of every stack has a domain
   and UA+NAR can keep UA's round-robin stacks.
@@ -29,35 +29,30 @@ from nunasim.hardware import Socket
 
 @dataclass(frozen=True)
 class DomainLayout:
+    """The NAR domains of one granularity: their ports and the stacks that back them."""
+
     granularity: int
     ports: tuple[range, ...]  # ports of each domain
     stacks: tuple[tuple[int, ...], ...]  # stacks backing each domain, nearest first
     stack_domains: tuple[tuple[int, ...], ...]  # domains each stack backs
-    router_distance: np.ndarray  # [domain, router] mean hops to the domain's ports
+    router_distance: np.ndarray  # [domain, router] mean latency (ps) to the domain's ports
 
     def cus_by_distance(self, socket: Socket, domain: int) -> np.ndarray:
         """CU numbers, nearest to ``domain``'s ports first (ties: lower CU number)."""
-        routers = np.array(socket.cu_routers, dtype=np.int64).repeat(socket.cus_per_router)
-        distance = self.router_distance[domain][routers]
-        return np.lexsort((np.arange(len(routers)), distance))
-
-
-def _router_hops(socket: Socket) -> np.ndarray:
-    """[router, router] hop counts."""
-    mesh = socket.mesh
-    coords = np.array([mesh.coord(r) for r in range(mesh.routers)], dtype=np.int64)
-    return np.abs(coords[:, None, :] - coords[None, :, :]).sum(axis=2)
+        distance = self.router_distance[domain][socket.router_of_cu]
+        return np.lexsort((np.arange(len(distance)), distance))
 
 
 @cache
 def domain_layout(socket: Socket, granularity: int) -> DomainLayout:
+    """The domains of ``granularity`` on ``socket``: their ports and the stacks backing them."""
     domains = tuple(socket.domain_ports(granularity, d) for d in range(granularity))
-    hops = _router_hops(socket)
-    port_routers = np.array([p.router for p in socket.ports], dtype=np.int64)
+    latency = socket.router_paths.latency_ps
+    port_routers = socket.port_routers
     distance = np.stack(
-        [hops[:, port_routers[list(ports)]].mean(axis=1) for ports in domains]
+        [latency[:, port_routers[list(ports)]].mean(axis=1) for ports in domains]
     )  # [domain, router]
-    stack_routers = [s.router for s in socket.stacks]
+    stack_routers = socket.stack_routers.tolist()
     backing: list[list[int]] = [[] for _ in range(granularity)]
     for s, router in enumerate(stack_routers):
         nearest = int(np.argmin(distance[:, router]))  # argmin keeps the lowest on ties

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nunasim.policies.placement import BUFFERS, Placement
+from nunasim.mapping.placement import BUFFERS, Placement
 
 
 def threadblock_table(placement: Placement) -> pd.DataFrame:
+    """One row per threadblock: its CU, router, position and NAR domain."""
     socket = placement.socket
     rows = []
     for g, gpu in enumerate(placement.gpus):

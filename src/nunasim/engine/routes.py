@@ -1,0 +1,123 @@
+"""Routes: the resources every message crosses, in order, built for all messages at once.
+
+Data flows from where it starts to where it ends: from the CU to the memory for a write,
+a store or a flag (a *delivery*), from the memory to the CU for a read or a load (a
+*fetch*). At the CU's end it passes the router's injection port (leaving) or ejection port
+(arriving); at the memory's end the stack. In between, on one socket, the mesh path from
+the start's router to the end's; across sockets, the mesh path to the port's router, the
+egress port, the plane's output towards the other socket's port of the same ordinal, and
+the mesh path from that port's router to the end.
+
+Around the resources a route has pure delays: before the first, the CU's L1 latency (a
+fetch adds its request's zero-load trip to the memory; requests carry no data and do not
+contend); after the egress port, the plane's latency; and for a write or store the
+acknowledgement's zero-load trip back to the CU.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
+from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
+from nunasim.engine.resources import ResourceNumbering as Numbering
+from nunasim.hardware import Pod
+from nunasim.mapping.resolve import ragged_arange
+
+
+class Routes(NamedTuple):
+    """Per message its delays and, flattened, the resources it crosses."""
+
+    pre_ps: np.ndarray  # pure delay before the first resource
+    ack_ps: np.ndarray  # acknowledgement delay back to the CU (writes and stores), else 0
+    start: np.ndarray  # CSR over messages into ``resource``
+    resource: np.ndarray  # resource ids
+    post_ps: np.ndarray  # pure delay after each resource
+
+
+class _Way(NamedTuple):
+    """Per message: which way its data flows and by which routers."""
+
+    fetch: np.ndarray  # True for reads and loads: from the memory to the CU
+    crossing: np.ndarray  # True for messages between two sockets
+    port: np.ndarray  # the port they cross by (0 for the others)
+    stack_router: np.ndarray
+    via: np.ndarray  # router of that port; the stack's router on one socket
+
+
+def build_routes(pod: Pod, numbering: Numbering, messages: Messages) -> Routes:
+    """The route of every message."""
+    socket, m = pod.socket, messages
+    crossing = m.port >= 0
+    port = np.where(crossing, m.port, 0)
+    stack_router = socket.stack_routers[m.stack]
+    way = _Way(
+        fetch=(m.kind == READ) | (m.kind == LOAD),
+        crossing=crossing,
+        port=port,
+        stack_router=stack_router,
+        via=np.where(crossing, socket.port_routers[port], stack_router),
+    )
+    start, resource, post = _resources(pod, numbering, m, way)
+    # zero-load trips between the CU's router and the stack's
+    latency = socket.router_paths.latency_ps
+    plane = np.where(crossing, pod.plane_latency_ps, 0)
+    to_memory = latency[m.router, way.via] + plane + latency[way.via, stack_router]
+    to_cu = latency[stack_router, way.via] + plane + latency[way.via, m.router]
+    pre = socket.l1_latency_ps + np.where(way.fetch, to_memory, 0)
+    acknowledged = (m.kind == WRITE) | (m.kind == STORE)
+    return Routes(pre, np.where(acknowledged, to_cu, 0), start, resource, post)
+
+
+def _resources(
+    pod: Pod, numbering: Numbering, m: Messages, way: _Way
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every route's resources (CSR) and the pure delay after each."""
+    fetch, crossing, port = way.fetch, way.crossing, way.port
+    # the data's start and end: (GPU, router) each, and the resource at either end
+    start_gpu = np.where(fetch, m.memory_gpu, m.gpu)
+    end_gpu = np.where(fetch, m.gpu, m.memory_gpu)
+    start_router = np.where(fetch, way.stack_router, m.router)
+    end_router = np.where(fetch, m.router, way.stack_router)
+    memory = numbering.id(STACK, m.memory_gpu, m.stack)
+    first = np.where(fetch, memory, numbering.id(INJECT, m.gpu, m.router))
+    last = np.where(fetch, numbering.id(EJECT, m.gpu, m.router), memory)
+    # On one socket the second mesh path is empty: it starts and ends at the end's router.
+    middle = np.where(crossing, way.via, end_router)
+    hops = pod.socket.router_paths.hops
+    length = 2 + hops[start_router, middle] + 2 * crossing + hops[middle, end_router]
+    start = np.concatenate([[0], np.cumsum(length)])
+    resource = np.empty(start[-1], dtype=np.int64)
+    post = np.zeros(start[-1], dtype=np.int64)
+    at = start[:-1].copy()  # where each route's next resource goes
+    resource[at] = first
+    at = _mesh_path(pod, numbering, resource, at + 1, start_gpu, start_router, middle)
+    resource[at[crossing]] = numbering.id(EGRESS, start_gpu[crossing], port[crossing])
+    post[at[crossing]] = pod.plane_latency_ps
+    resource[at[crossing] + 1] = numbering.id(PLANE_OUT, end_gpu[crossing], port[crossing])
+    at = _mesh_path(pod, numbering, resource, at + 2 * crossing, end_gpu, middle, end_router)
+    resource[at] = last
+    return start, resource, post
+
+
+def _mesh_path(
+    pod: Pod,
+    numbering: Numbering,
+    resource: np.ndarray,
+    at: np.ndarray,
+    gpu: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+) -> np.ndarray:
+    """Write each message's mesh links from router ``src`` to ``dst`` on ``gpu`` into
+    ``resource`` from ``at`` on; return where each route continues."""
+    table = pod.socket.router_paths
+    pair = src * len(table.hops) + dst
+    count = table.start[pair + 1] - table.start[pair]
+    step = ragged_arange(count)
+    owner = np.repeat(np.arange(len(pair)), count)
+    links = table.links[table.start[pair][owner] + step]
+    resource[at[owner] + step] = numbering.id(LINK, gpu[owner], links)
+    return at + count

@@ -1,0 +1,137 @@
+"""The step graph: what each step waits for, what its completion releases, and its flags.
+
+A step waits for the previous step of its threadblock, for the steps whose signals release
+its dependencies (``Plan.signaller``; a plan with a dependency nothing releases would never
+finish, and is refused), and for the flags of the transfers it receives. A step completes
+when all its messages are done and acknowledged; it then releases its successors and sends
+a flag for each ``Simple`` transfer with a receiver: a one-line store to the flag page of
+the receiving threadblock. A data-polled transfer has no flag: the last of its lines to
+land releases the receiver (one of no lines releases it when its step completes).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from nunasim.collectives.plan import Plan, Step, StepId
+from nunasim.engine.messages import FLAG, Messages
+from nunasim.errors import ConfigError
+from nunasim.mapping.accesses import polled_data
+from nunasim.mapping.placement import Placement
+
+
+class StepGraph(NamedTuple):
+    """Threadblocks and steps in ``Plan.steps`` order, and the flags the steps send."""
+
+    tb_cu: list[int]  # CU of each threadblock, numbered over the pod
+    tb_gpu: list[int]
+    step_tb: list[int]
+    wait: list[int]  # waits before a step may start (program order, deps, flags)
+    succ: list[list[int]]  # per step: steps whose waits its completion satisfies
+    flags: Messages  # in the order the steps send them
+    flag_step: np.ndarray  # per flag: the step that sends it
+    releases: list[list[int]]  # per arrival counter: steps its last line releases
+
+
+def step_graph(
+    plan: Plan, placement: Placement, arrival_lines: np.ndarray, arrival_transfer: np.ndarray
+) -> StepGraph:
+    """The step graph of ``plan``; a data-polled transfer's arrival counter is the one whose
+    ``arrival_transfer`` it is, and ``arrival_lines`` its lines."""
+    step_base, tb_cu, tb_gpu, step_tb = _threadblocks(plan, placement)
+    wait = [0] * len(step_tb)
+    succ: list[list[int]] = [[] for _ in step_tb]
+    counter = {x: c for c, x in enumerate(arrival_transfer.tolist())}
+    releases: list[list[int]] = [[] for _ in counter]
+    flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, address, step
+    for sid, step in plan.steps():
+        s = step_base[(sid.gpu, sid.tb)] + sid.step
+        preds = _predecessors(plan, sid, step, step_base)
+        for p in preds:
+            succ[p].append(s)
+        wait[s] = len(preds) + len(step.recvs)
+        for x in step.sends:
+            t = plan.transfers[x]
+            if t.receiver is None:
+                continue
+            rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
+            if not t.protocol.data_polled:
+                address = placement.flag_address(t.receiver.gpu, t.receiver.tb)
+                flags.append((s, sid.gpu, tb_cu[step_tb[s]], t.dst_gpu, address, rx))
+                continue
+            data = x if t.dst is not None else polled_data(plan, x)
+            if data is None:
+                raise ConfigError(
+                    f"a {t.protocol} flag alone to gpu {t.dst_gpu} follows no {t.protocol} "
+                    "data transfer of its step to that GPU, so it has nothing to poll",
+                    source=plan.source,
+                    where=str(sid),
+                )
+            if arrival_lines[counter[data]]:
+                releases[counter[data]].append(rx)
+            else:  # a transfer of no lines lands when its step completes
+                succ[s].append(rx)
+    flag_step, flag_messages = _flag_messages(placement, flags)
+    return StepGraph(tb_cu, tb_gpu, step_tb, wait, succ, flag_messages, flag_step, releases)
+
+
+def _threadblocks(
+    plan: Plan, placement: Placement
+) -> tuple[dict[tuple[int, int], int], list[int], list[int], list[int]]:
+    """The number of each (GPU, threadblock)'s first step, and per threadblock its CU
+    (numbered over the pod) and GPU, and per step its threadblock."""
+    cus = placement.socket.cus
+    step_base: dict[tuple[int, int], int] = {}
+    tb_cu, tb_gpu, step_tb = [], [], []
+    for g, program in enumerate(plan.gpus):
+        for t, tb in enumerate(program.threadblocks):
+            step_base[(g, t)] = len(step_tb)
+            tb_cu.append(g * cus + int(placement.gpus[g].tb_cu[t]))
+            tb_gpu.append(g)
+            step_tb.extend([len(tb_cu) - 1] * len(tb.steps))
+    return step_base, tb_cu, tb_gpu, step_tb
+
+
+def _predecessors(
+    plan: Plan, sid: StepId, step: Step, step_base: dict[tuple[int, int], int]
+) -> set[int]:
+    """The steps whose completion a step waits for: the previous step of its threadblock
+    and the steps whose signals release its dependencies."""
+    s = step_base[(sid.gpu, sid.tb)] + sid.step
+    preds = {s - 1} if sid.step else set()
+    for dep in step.deps:
+        by = plan.signaller(sid.gpu, dep)
+        if by is None:
+            raise ConfigError(
+                f"waits for gpu {sid.gpu} tb {dep[0]} step {dep[1]}, which never signals "
+                "its dependants, nor does any later step of its threadblock: the run "
+                "would never finish",
+                source=plan.source or plan.name,
+                where=str(sid),
+            )
+        preds.add(step_base[(by.gpu, by.tb)] + by.step)
+    return preds
+
+
+def _flag_messages(
+    placement: Placement, flags: list[tuple[int, ...]]
+) -> tuple[np.ndarray, Messages]:
+    """The sending step of each flag, and the flags as messages."""
+    columns = np.array(flags, dtype=np.int64).reshape(-1, 6).T
+    step, gpu, cu, memory_gpu, address, target = columns
+    amap, socket = placement.address_map, placement.socket
+    return step, Messages(
+        kind=np.full(len(step), FLAG),
+        lineop=np.full(len(step), -1),
+        gpu=gpu,
+        cu=cu,
+        router=socket.router_of_cu[cu % socket.cus],
+        target=target,
+        data_bytes=np.zeros(len(step), dtype=np.int64),
+        memory_gpu=memory_gpu,
+        address=address,
+        port=np.where(memory_gpu == gpu, -1, amap.ports_of(address)),
+        stack=amap.stacks_of(address),
+    )
