@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nunasim.cli import main
-from nunasim.engine.lower import STORE, lower
+from nunasim.engine.lower import lower
+from nunasim.engine.messages import STORE
 from nunasim.engine.noc import (
     Traffic,
     channel_bound,

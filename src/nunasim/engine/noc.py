@@ -52,7 +52,6 @@ cycle; offered load the flits injected in it, likewise.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -211,47 +210,23 @@ def _eject(mesh: Mesh, router: np.ndarray | int) -> np.ndarray | int:
     return mesh.link_slots + mesh.routers + router
 
 
-@dataclass(frozen=True, eq=False)
-class RouteTable:
-    """``socket.path`` for every ordered pair ``pair = src * routers + dst``, flattened."""
-
-    start: np.ndarray  # int64, routers**2 + 1
-    link: np.ndarray  # int64 link ids
-    link_latency_ps: np.ndarray  # int64 per link slot
-    pair_latency_ps: np.ndarray  # int64 zero-load path latency per pair
-    # The same routes as the core travels them (CSR over pairs, rows for the core): the
-    # source's injection port, the links, the destination's ejection port.
-    core_start: np.ndarray
-    core_route: np.ndarray
-
-
-@lru_cache(maxsize=8)
-def route_table(socket: Socket) -> RouteTable:
+def core_routes(socket: Socket) -> tuple[np.ndarray, np.ndarray]:
+    """The core's routes (CSR start, route rows) of every ordered pair of routers, pair
+    ``src * routers + dst``: the source's injection port, the links of ``socket.path``, the
+    destination's ejection port."""
     mesh = socket.mesh
     n = mesh.routers
-    latency = np.zeros(mesh.link_slots, dtype=np.int64)
-    for link in mesh.links():
-        latency[link] = socket.link_latency_ps(link)
-    start = np.zeros(n * n + 1, dtype=np.int64)
-    links: list[int] = []
-    for src in range(n):
-        for dst in range(n):
-            if src != dst:
-                links.extend(socket.path(src, dst))
-            start[src * n + dst + 1] = len(links)
-    link = np.array(links, dtype=np.int64)
-    owner = np.repeat(np.arange(n * n), np.diff(start))
-    pair_latency = np.zeros(n * n, dtype=np.int64)
-    np.add.at(pair_latency, owner, latency[link])
-    core_start = start + 2 * np.arange(n * n + 1)
-    resource = np.empty(int(core_start[-1]), dtype=np.int64)
-    sources, destinations = np.divmod(np.arange(n * n), n)
-    resource[core_start[:-1]] = _inject(mesh, sources)
-    resource[core_start[1:] - 1] = _eject(mesh, destinations)
+    paths = socket.router_paths
+    pairs = np.arange(n * n)
+    start = paths.start + 2 * np.arange(n * n + 1)
+    resource = np.empty(int(start[-1]), dtype=np.int64)
+    sources, destinations = np.divmod(pairs, n)
+    resource[start[:-1]] = _inject(mesh, sources)
+    resource[start[1:] - 1] = _eject(mesh, destinations)
     # A pair's links sit between its two ports: two entries further per earlier pair.
-    resource[np.arange(len(link)) + 2 * owner + 1] = link
-    core_route = route_rows(resource, np.zeros(len(resource), dtype=np.int64))
-    return RouteTable(start, link, latency, pair_latency, core_start, core_route)
+    owner = np.repeat(pairs, np.diff(paths.start))
+    resource[np.arange(len(paths.links)) + 2 * owner + 1] = paths.links
+    return start, route_rows(resource, np.zeros(len(resource), dtype=np.int64))
 
 
 def link_flits_per_cycle(socket: Socket) -> float:
@@ -267,10 +242,10 @@ def resource_loads(
     one flit per cycle of the pattern (multiply by the rate for the load at that rate)."""
     mesh = socket.mesh
     hot = centre(mesh) if hotspot is None else hotspot
-    table = route_table(socket)
+    paths = socket.router_paths
     matrix = destination_matrix(mesh, traffic, hotspot_fraction, hot)
-    per_entry = np.repeat(matrix.ravel(), np.diff(table.start))
-    links = np.bincount(table.link, weights=per_entry, minlength=mesh.link_slots)
+    per_entry = np.repeat(matrix.ravel(), np.diff(paths.start))
+    links = np.bincount(paths.links, weights=per_entry, minlength=mesh.link_slots)
     return np.concatenate([links, matrix.sum(axis=1), matrix.sum(axis=0)])
 
 
@@ -316,7 +291,7 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     occupancy = packet_flits * socket.link_flit_ps
     occ = np.full(mesh.link_slots + 2 * ports, occupancy, dtype=np.int64)
     lat = np.concatenate(
-        [route_table(socket).link_latency_ps, np.full(2 * ports, PORT_LATENCY_PS, dtype=np.int64)]
+        [socket.link_latencies_ps, np.full(2 * ports, PORT_LATENCY_PS, dtype=np.int64)]
     )
     kind = np.repeat([LINK, INJECT, EJECT], [mesh.link_slots, ports, ports])
     return resource_rows(occ, lat, kind)
@@ -335,7 +310,7 @@ def noc_inputs(
     mesh = socket.mesh
     count = len(inject_ps)
     every = np.arange(count, dtype=np.int64)
-    table = route_table(socket)
+    route_start, route = core_routes(socket)
     none = np.zeros(0, dtype=np.int64)
 
     def per_packet(value: int) -> np.ndarray:
@@ -367,8 +342,8 @@ def noc_inputs(
         msg_ack_ps=per_packet(0),
         msg_pre_ps=per_packet(0),
         msg_route=packets.src * mesh.routers + packets.dst,
-        route_start=table.core_start,
-        route=table.core_route,
+        route_start=route_start,
+        route=route,
         ncus=mesh.routers,
         window=count + 1,  # open-loop injection: no request window
         stop_step=count,
@@ -463,8 +438,7 @@ class NocRun:
         """The same packets' latency in an empty network: injection port, path, ejection
         port, tail."""
         m = self.measured
-        pair = self.packets.src[m] * self.socket.mesh.routers + self.packets.dst[m]
-        path = route_table(self.socket).pair_latency_ps[pair]
+        path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
         return PORT_LATENCY_PS + path + PORT_LATENCY_PS + self.tail_ps
 
     def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:

@@ -33,9 +33,9 @@ EV_STEP = 3  # a step that only computes has finished
 EV_BITS = 2
 EV_MASK = (1 << EV_BITS) - 1
 
-# message kinds (as in lower.py)
+# message kinds (as in nunasim.engine.messages)
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
-# resource kinds
+# resource kinds (as in nunasim.engine.resources)
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
 
 # Columns of a resource row: what one event touches sits together, not in six arrays.
