@@ -54,42 +54,43 @@ ROUTE_FIELDS = 2
 
 
 class CoreInputs(NamedTuple):
-    """Everything a run reads, as flat integer arrays (CSR ``*_start`` arrays have one
-    entry more than their owners). ``res`` is also written: its FREE_AT, FLITS and
-    WAIT_MAX columns are filled in by the run."""
+    """Everything a run reads, as flat integer arrays. The step, line-operation, flag,
+    message and arrival-counter arrays mean what the fields of the same names of a lowered
+    scenario mean (``nunasim.engine.lower.Lowered``); CSR ``*_start`` arrays have one entry
+    more than their owners. ``res`` is also written: its FREE_AT, FLITS and WAIT_MAX
+    columns are filled in by the run."""
 
     res: np.ndarray  # [resource, RES_FIELDS]
-    tb_cu: np.ndarray  # CU of each threadblock
+    tb_cu: np.ndarray
     step_tb: np.ndarray
-    step_wait: np.ndarray  # waits before a step may start (program order, deps, flags)
-    step_compute_ps: np.ndarray  # compute time of a step that only computes
+    step_wait: np.ndarray
+    step_compute_ps: np.ndarray
     # Steps released at given times (open-loop injection), in order of time: step
     # timed_step[i] has one wait more, met at timed_at[i] before any event of that time.
     timed_step: np.ndarray
     timed_at: np.ndarray
-    succ_start: np.ndarray  # CSR over steps: steps whose waits a completion satisfies
+    succ_start: np.ndarray
     succ: np.ndarray
-    lineop_start: np.ndarray  # CSR over steps
+    lineop_start: np.ndarray
     lineop_step: np.ndarray
-    lineop_compute_ps: np.ndarray  # reduction time of one line
-    lineop_msgs: np.ndarray  # [line op, 3]: first source, first sink, end (message ids)
-    flag_start: np.ndarray  # CSR over steps: flag messages sent on completion
+    lineop_compute_ps: np.ndarray
+    lineop_msgs: np.ndarray
+    flag_start: np.ndarray
     flag_msg: np.ndarray
-    msg_kind: np.ndarray  # READ, LOAD, WRITE, STORE or FLAG (int64)
-    msg_lineop: np.ndarray  # -1 for flags
+    msg_kind: np.ndarray  # int64 here
+    msg_lineop: np.ndarray
     msg_cu: np.ndarray
-    # flag: the step it releases; data-polled write or store: its arrival counter; else -1
     msg_target: np.ndarray
-    arrival_lines: np.ndarray  # per arrival counter: the lines that must land
-    release_start: np.ndarray  # CSR over arrival counters: steps its last line releases
+    arrival_lines: np.ndarray
+    release_start: np.ndarray
     release: np.ndarray
-    msg_ack_ps: np.ndarray  # acknowledgement delay of a write or store
-    msg_pre_ps: np.ndarray  # pure delay before the first resource
+    msg_ack_ps: np.ndarray
+    msg_pre_ps: np.ndarray
     msg_route: np.ndarray  # the route a message travels (messages may share one)
     route_start: np.ndarray  # CSR over routes
     route: np.ndarray  # [route entry, ROUTE_FIELDS]
     ncus: int
-    window: int  # outstanding requests per CU
+    window: int
     stop_step: int  # the run ends once this step has finished; -1: when nothing is left
 
 
