@@ -32,15 +32,6 @@ def test_parse_size_refuses(text):
         units.parse_size(text)
 
 
-def test_size_helpers():
-    assert units.kib(4) == 4096
-    assert units.mib(1) == 2**20
-    assert units.gib(1) == 2**30
-    assert units.kb(100) == 100_000
-    assert units.mb(1) == 10**6
-    assert units.gb(2) == 2 * 10**9
-
-
 @given(st.integers(min_value=1, max_value=10**15))
 def test_format_size_round_trips(nbytes):
     assert units.parse_size(units.format_size(nbytes)) == nbytes

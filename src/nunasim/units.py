@@ -101,30 +101,6 @@ def parse_size(value: object) -> int:
     return nbytes
 
 
-def kib(n: float) -> int:
-    return round(n * 2**10)
-
-
-def mib(n: float) -> int:
-    return round(n * 2**20)
-
-
-def gib(n: float) -> int:
-    return round(n * 2**30)
-
-
-def kb(n: float) -> int:
-    return round(n * 10**3)
-
-
-def mb(n: float) -> int:
-    return round(n * 10**6)
-
-
-def gb(n: float) -> int:
-    return round(n * 10**9)
-
-
 def format_size(nbytes: int) -> str:
     """A short exact name for a byte count: ``1MB``, ``4KiB``, ``100kB``, ``300B``."""
     for unit in ("TB", "GB", "MB", "kB"):

@@ -1,0 +1,53 @@
+"""Every engine through the conformance suite (``conformance.py``), on the same scenarios."""
+
+import pytest
+
+from conformance import CASES, CHECKS, ENGINES, ZERO_LOAD_CASES, check_zero_load_is_exact
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", ZERO_LOAD_CASES, ids=str)
+def test_zero_load_is_exact(engine, case):
+    check_zero_load_is_exact(ENGINES[engine], case)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))
+def test_engine_conforms(engine, case, check):
+    check(ENGINES[engine], case)
+
+
+def _early(run):
+    return run._replace(completion_ps=run.completion_ps // 2)
+
+
+def _lossy(run):
+    landed = run.landed.copy()
+    landed[next(iter(landed))] -= 1
+    return run._replace(landed=landed)
+
+
+_calls = iter(range(10**9))
+
+
+def _flaky(run):
+    return run._replace(fingerprint=(*run.fingerprint, next(_calls)))
+
+
+@pytest.mark.parametrize(
+    ("fault", "check"),
+    [
+        (_early, "check_zero_load_is_exact"),
+        (_early, "check_respects_the_lower_bound"),
+        (_lossy, "check_conserves_bytes"),
+        (_flaky, "check_is_deterministic"),
+    ],
+)
+def test_the_suite_catches_a_faulty_engine(fault, check):
+    import conformance
+
+    packet = ENGINES["packet"]
+    case = ZERO_LOAD_CASES[0] if check == "check_zero_load_is_exact" else CASES[0]
+    with pytest.raises(AssertionError):
+        getattr(conformance, check)(lambda lowered: fault(packet(lowered)), case)
