@@ -1,26 +1,36 @@
 """``nunasim noc``: synthetic traffic on one socket's mesh (docs/noc.md)."""
 
+import inspect
 import json
 from itertools import pairwise
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nunasim.cli import main
+from nunasim.engine.lower import lower
+from nunasim.engine.messages import STORE
 from nunasim.engine.noc import (
-    _run,
+    Traffic,
     channel_bound,
     link_flits_per_cycle,
-    route_table,
+    noc_inputs,
+    resource_loads,
     run_noc,
     transpose_destinations,
     uniform_bound,
 )
+from nunasim.engine.packet import core
+from nunasim.engine.packet.core import FLITS, OCC, CoreInputs, CoreOutputs
+from nunasim.engine.packet.engine import run_core, simulate
 from nunasim.errors import ConfigError
-from nunasim.hardware import Mesh
+from nunasim.hardware import Mesh, Pod
 from nunasim.io.presets import load_preset
+from nunasim.policies.place import place
 from nunasim.units import ps_to_cycles
+from small_plans import one_store_plan
 from strategies import sockets
 
 
@@ -59,11 +69,11 @@ def test_low_load_latency_is_the_zero_load_latency(preset, traffic, flits, rate)
     src, dst = noc.packets.src[noc.measured], noc.packets.dst[noc.measured]
     assert len(src) == result.packets > 100
     # Analytic, from the hardware alone: X-Y hops x cycles per hop, plus the injection
-    # port (no latency of its own, as in the packet engine), plus the tail: (flits - 1)
-    # link serialisation times.
+    # and ejection ports (no latency of their own, as in the packet engine), plus the tail:
+    # (flits - 1) link serialisation times.
     hops = np.mean([socket.hops(int(a), int(b)) for a, b in zip(src, dst, strict=True)])
     tail = ps_to_cycles((flits - 1) * socket.link_flit_ps, socket.noc_clock_hz)
-    analytic = hops * socket.cycles_per_hop + 0 + tail
+    analytic = hops * socket.cycles_per_hop + 0 + 0 + tail
     assert result.avg_latency_cycles == pytest.approx(analytic, rel=0.01)
     assert result.zero_load_latency_cycles == pytest.approx(analytic, rel=0.001)
     # No packet beats its own zero-load latency, to the picosecond.
@@ -213,29 +223,16 @@ def test_same_seed_same_result(small):
 
 
 def test_compiled_loop_equals_python(small):
-    if not hasattr(_run, "py_func"):
+    if not hasattr(core._loop, "py_func"):
         pytest.skip("running uncompiled already (NUNASIM_NO_JIT=1)")
     noc = run_noc(small, "uniform", 0.8, 2, cycles=300, warmup=50, seed=1)
-    table = route_table(small)
-    head = np.full(len(noc.inject_ps), -1, dtype=np.int64)
-    busy = np.zeros(small.mesh.link_slots, dtype=np.int64)
-    events = _run.py_func(
-        noc.inject_ps,
-        noc.packets.src,
-        noc.packets.src * small.mesh.routers + noc.packets.dst,
-        table.start,
-        table.link,
-        table.link_latency_ps,
-        small.mesh.routers,
-        2 * small.link_flit_ps,
-        0,
-        noc.stop,
-        head,
-        busy,
-    )
+    inputs = noc_inputs(small, noc.packets, noc.inject_ps, 2, noc.stop)
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
+    events = core._loop.py_func(*inputs, *outputs)
     assert events == noc.events
-    assert (head == noc.head_ps).all()
-    assert (busy == noc.link_busy_ps).all()
+    assert (outputs.msg_done == noc.head_ps).all()
+    links = inputs.res[: small.mesh.link_slots]
+    assert (links[:, FLITS] * links[:, OCC] == noc.link_busy_ps).all()
 
 
 def test_higher_rate_injects_a_superset(small):
@@ -247,6 +244,93 @@ def test_higher_rate_injects_a_superset(small):
         return set(zip(p.cycle.tolist(), p.src.tolist(), p.dst.tolist(), strict=True))
 
     assert key(low) < key(high)
+
+
+# --- the packet core: one engine for the collective and the NoC mode ------------------------
+
+
+def test_the_loop_takes_the_fields_of_the_core_tuples():
+    loop = getattr(core._loop, "py_func", core._loop)
+    assert tuple(inspect.signature(loop).parameters) == CoreInputs._fields + CoreOutputs._fields
+
+
+def _lone_packet_ps(socket, src, dst):
+    """Head latency of one packet alone in the NoC mode."""
+    packet = Traffic(*(np.array([v], dtype=np.int64) for v in (0, src, dst)))
+    done = run_core(noc_inputs(socket, packet, np.zeros(1, dtype=np.int64), 1, 1))
+    return int(done.outputs.msg_done[0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sockets(max_width=10, max_height=6), st.integers(0, 1000), st.sampled_from(["UA", "NAP+NAR"])
+)
+def test_a_lone_packet_takes_the_collective_engines_time_over_the_same_hops(socket, seed, config):
+    """A remote store crosses its source NoC (injection port, links to the egress port's
+    router) and its destination NoC (links from the ingress port's router to the stack's);
+    a lone NoC-mode packet over each of those router pairs (injection port, the same links,
+    ejection port) takes exactly as long: same resources, same link model, ports with no
+    latency of their own, and the same event loop."""
+    pod = Pod(socket, 2, 500_000, 50e9)
+    plan = one_store_plan()
+    granularity = max(socket.valid_granularities)
+    placement = place(plan, socket.line_bytes, pod, config, granularity, seed)
+    lowered = lower(pod, plan, placement)
+    trace = simulate(lowered)
+    (m,) = np.nonzero(lowered.msg_kind == STORE)[0]
+    cu_router = socket.cu_router(int(placement.gpus[0].tb_cu[0]))
+    port_router = socket.ports[int(lowered.msg_port[m])].router
+    stack_router = socket.stacks[int(lowered.msg_stack[m])].router
+    entered = trace.msg_issue[m] + lowered.msg_pre_ps[m]  # reaches the injection port
+    assert trace.msg_port_in[m] - entered == _lone_packet_ps(socket, cu_router, port_router)
+    assert trace.msg_stack_in[m] - trace.msg_dst_in[m] == _lone_packet_ps(
+        socket, port_router, stack_router
+    )
+
+
+def test_packets_of_one_router_queue_at_its_injection_port(small):
+    a, b, c = small.mesh.router(0, 0), small.mesh.router(3, 0), small.mesh.router(0, 3)
+    packets = Traffic(*(np.array(v, dtype=np.int64) for v in ([0, 0, 0], [a, a, b], [b, c, a])))
+    inject = np.array([0, 0, 1_000_000], dtype=np.int64)  # the last long after the others
+    flits = 3
+    done = run_core(noc_inputs(small, packets, inject, flits, 2))
+    head = done.outputs.msg_done
+    # Both leave a at once; the second waits for the first's flits to clear a's port.
+    assert head[0] == small.path_latency_ps(a, b)
+    assert head[1] == flits * small.link_flit_ps + small.path_latency_ps(a, c)
+    # The run stops once the first two have arrived: the third is never injected.
+    assert head[2] == -1 and done.outputs.step_begin[2] == -1
+
+
+def test_timed_releases_must_be_in_order(small):
+    packets = Traffic(*(np.array(v, dtype=np.int64) for v in ([0, 0], [0, 1], [1, 0])))
+    inputs = noc_inputs(small, packets, np.array([5, 4], dtype=np.int64), 1, 2)
+    with pytest.raises(ValueError, match="in order of time"):
+        run_core(inputs)
+
+
+def test_hotspot_traffic_saturates_at_the_hotspot_ejection_port(small):
+    # 6 x 6, 20 % to the centre: per unit of rate the centre's ejection port is offered
+    # 35 x 0.2 + 0.8 = 7.8 flits per cycle (every other router's hotspot share plus the
+    # uniform rest, 0.8 / 35 each), more than any link into it carries.
+    hot = small.mesh.router(3, 3)
+    capacity = link_flits_per_cycle(small)
+    loads = resource_loads(small, "hotspot")
+    eject = small.mesh.link_slots + small.mesh.routers + hot
+    assert loads.argmax() == eject
+    assert loads[eject] == pytest.approx(35 * 0.2 + 0.8)
+    bound = channel_bound(small, "hotspot")
+    assert bound == pytest.approx(capacity / 7.8)
+    below = run_noc(small, "hotspot", 0.9 * bound, 1, cycles=2000, warmup=500, seed=4)
+    assert not below.result().saturated
+    above = run_noc(small, "hotspot", 1.2 * bound, 1, cycles=2000, warmup=500, seed=4)
+    assert above.result().saturated
+    # Saturated, the port is never idle and never carries more than a link: the flits
+    # reaching the hotspot in the window are B per cycle, to within one packet.
+    to_hot = above.packets.dst == hot
+    begin, end = above.window_ps
+    carried = above.flits_arrived(begin, end, mask=to_hot)
+    assert abs(carried - (end - begin) / small.link_flit_ps) <= 1
 
 
 # --- traffic patterns -----------------------------------------------------------------------

@@ -1,26 +1,33 @@
 """Synthetic traffic on one socket's mesh: the NoC model alone, to compare with NoC simulators.
 
-The mesh model is the packet engine's (``nunasim.engine.lower``, docs/engine.md), so a check
-of this mode against published latency-throughput curves is a check of the collective
-engine's NoC:
+The run is the collective engine's own: every packet is lowered into the packet core's inputs
+(``nunasim.engine.packet.core``) and moved by the same event loop, over resources built with
+the same link model as the collective engine's (docs/engine.md), so a check of this mode
+against published latency-throughput curves is a check of the collective engine's NoC:
 
 - every directed mesh link is a FIFO server: a packet arriving at ``t`` starts at
   ``max(t, free)``, holds the link for ``packet_flits * socket.link_flit_ps`` (its flits
   back to back) and its head reaches the next router ``socket.link_latency_ps(link)`` after
   it started (cut-through, infinite buffers, no back-pressure);
-- every router has an injection port before the first link: a FIFO server with the same
-  occupancy per flit and no latency of its own, as in the packet engine; there is no
-  ejection limit (a router sinks whatever reaches it);
+- every router has an injection port before the first link and an ejection port after the
+  last, as the collective engine's routers do: FIFO servers with the same occupancy per
+  flit as a link and no latency of their own;
 - routes are ``socket.path`` (dimension order, X then Y on the shipped presets);
 - a packet's tail reaches the destination ``(packet_flits - 1) * link_flit_ps`` after its head.
+
+In the core each packet is a step of its source router's threadblock, released at the
+packet's injection time, with one message over injection port, links and ejection port that
+is done when it arrives (no acknowledgement); the routers have no outstanding-request window
+(the injection is open-loop), and a last step waiting for every packet injected before the
+end of the measurement window ends the run.
 
 Traffic is Bernoulli: in every NoC cycle every router injects a packet with probability
 ``rate / packet_flits`` (``rate`` is in flits per node per cycle). All random numbers are
 drawn up front from ``numpy.random.default_rng(seed)``; one uniform number per (cycle,
 router) decides injection and the destination is drawn for every (cycle, router) slot
 whether or not it injects, so that with one seed a higher rate injects a superset of the
-packets of a lower one (common random numbers: a load sweep is smooth). The event loop is
-deterministic and compiled with numba (``NUNASIM_NO_JIT=1`` runs it as Python).
+packets of a lower one (common random numbers: a load sweep is smooth). The run is
+deterministic.
 
 Destinations (``W`` x ``H`` mesh, router ``(x, y)``):
 
@@ -45,11 +52,11 @@ cycle; offered load the flits injected in it, likewise.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.engine.packet.core import EJECT, INJECT, LINK, READ, CoreInputs
+from nunasim.engine.packet.engine import resource_rows, route_rows, run_core
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh, Socket
 from nunasim.units import cycles_to_ps, ps_to_cycles
@@ -65,9 +72,9 @@ SATURATION_ACCEPTED_SHARE = 0.95
 # of the window's last quarter exceeds its first quarter's by more than this share of the
 # mean zero-load latency: the queues are still growing.
 SATURATION_GROWTH_SHARE = 0.25
-# The injection port serialises a router's packets but adds no latency of its own, as the
-# packet engine's injection port does (engine/lower.py).
-INJECT_LATENCY_PS = 0
+# A router's injection and ejection ports serialise its packets but add no latency of their
+# own, as the collective engine's ports do.
+PORT_LATENCY_PS = 0
 
 
 @dataclass(frozen=True)
@@ -191,63 +198,65 @@ def generate_traffic(
 # --- routes and bounds -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class RouteTable:
-    """``socket.path`` for every ordered pair ``pair = src * routers + dst``, flattened."""
-
-    start: np.ndarray  # int64, routers**2 + 1
-    link: np.ndarray  # int64 link ids
-    link_latency_ps: np.ndarray  # int64 per link slot
-    pair_latency_ps: np.ndarray  # int64 zero-load path latency per pair
+# Resource numbering of a run: the mesh's link slots, then every router's injection port,
+# then every router's ejection port.
 
 
-@lru_cache(maxsize=8)
-def route_table(socket: Socket) -> RouteTable:
+def _inject(mesh: Mesh, router: np.ndarray | int) -> np.ndarray | int:
+    return mesh.link_slots + router
+
+
+def _eject(mesh: Mesh, router: np.ndarray | int) -> np.ndarray | int:
+    return mesh.link_slots + mesh.routers + router
+
+
+def core_routes(socket: Socket) -> tuple[np.ndarray, np.ndarray]:
+    """The core's routes (CSR start, route rows) of every ordered pair of routers, pair
+    ``src * routers + dst``: the source's injection port, the links of ``socket.path``, the
+    destination's ejection port."""
     mesh = socket.mesh
     n = mesh.routers
-    latency = np.zeros(mesh.link_slots, dtype=np.int64)
-    for link in mesh.links():
-        latency[link] = socket.link_latency_ps(link)
-    start = np.zeros(n * n + 1, dtype=np.int64)
-    links: list[int] = []
-    for src in range(n):
-        for dst in range(n):
-            if src != dst:
-                links.extend(socket.path(src, dst))
-            start[src * n + dst + 1] = len(links)
-    link = np.array(links, dtype=np.int64)
-    owner = np.repeat(np.arange(n * n), np.diff(start))
-    pair_latency = np.zeros(n * n, dtype=np.int64)
-    np.add.at(pair_latency, owner, latency[link])
-    return RouteTable(start, link, latency, pair_latency)
+    paths = socket.router_paths
+    pairs = np.arange(n * n)
+    start = paths.start + 2 * np.arange(n * n + 1)
+    resource = np.empty(int(start[-1]), dtype=np.int64)
+    sources, destinations = np.divmod(pairs, n)
+    resource[start[:-1]] = _inject(mesh, sources)
+    resource[start[1:] - 1] = _eject(mesh, destinations)
+    # A pair's links sit between its two ports: two entries further per earlier pair.
+    owner = np.repeat(pairs, np.diff(paths.start))
+    resource[np.arange(len(paths.links)) + 2 * owner + 1] = paths.links
+    return start, route_rows(resource, np.zeros(len(resource), dtype=np.int64))
 
 
 def link_flits_per_cycle(socket: Socket) -> float:
-    """Flits one link (or injection port) carries per NoC cycle."""
+    """Flits one link (or router port) carries per NoC cycle."""
     return 1.0 / ps_to_cycles(socket.link_flit_ps, socket.noc_clock_hz)
 
 
-def channel_loads(
+def resource_loads(
     socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
 ) -> np.ndarray:
-    """Expected flits per NoC cycle on every link slot when every router offers one flit per
-    cycle of the pattern (multiply by the rate for the load at that rate)."""
+    """Expected flits per NoC cycle on every resource of the run (link slots, then injection
+    ports, then ejection ports, as numbered by ``noc_resources``) when every router offers
+    one flit per cycle of the pattern (multiply by the rate for the load at that rate)."""
     mesh = socket.mesh
     hot = centre(mesh) if hotspot is None else hotspot
-    table = route_table(socket)
-    weights = destination_matrix(mesh, traffic, hotspot_fraction, hot).ravel()
-    per_entry = np.repeat(weights, np.diff(table.start))
-    return np.bincount(table.link, weights=per_entry, minlength=mesh.link_slots)
+    paths = socket.router_paths
+    matrix = destination_matrix(mesh, traffic, hotspot_fraction, hot)
+    per_entry = np.repeat(matrix.ravel(), np.diff(paths.start))
+    links = np.bincount(paths.links, weights=per_entry, minlength=mesh.link_slots)
+    return np.concatenate([links, matrix.sum(axis=1), matrix.sum(axis=0)])
 
 
 def channel_bound(
     socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
 ) -> float:
-    """The highest rate (flits/node/cycle) at which no link and no injection port is offered
-    more than it carries: min(B / max channel load, B), B = link flits per cycle."""
-    capacity = link_flits_per_cycle(socket)
-    busiest = float(channel_loads(socket, traffic, hotspot_fraction, hotspot).max())
-    return min(capacity / busiest, capacity) if busiest > 0 else capacity
+    """The highest rate (flits/node/cycle) at which no link, injection port or ejection port
+    is offered more than it carries, B = link flits per cycle: B / the busiest one's load.
+    An injection port's load is 1 (its router's own rate), so the bound is at most B."""
+    busiest = float(resource_loads(socket, traffic, hotspot_fraction, hotspot).max())
+    return link_flits_per_cycle(socket) / busiest
 
 
 def uniform_bound(mesh: Mesh, link_flits: float) -> float:
@@ -271,136 +280,74 @@ def uniform_bound(mesh: Mesh, link_flits: float) -> float:
     return min(bounds)
 
 
-# --- the event loop --------------------------------------------------------------------
+# --- lowering onto the packet core ----------------------------------------------------
 
 
-# The event heap: rows (time, sequence, payload) ordered by time, then sequence, as in the
-# packet engine (engine/packet/core.py), so simultaneous events are handled in the order they
-# were scheduled. It is repeated here rather than imported because numba's on-disk cache
-# only notices changes to the file of the function it compiled, not to helpers it inlined
-# from another module.
+def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
+    """The core's resource table: the mesh's link slots, then every router's injection port,
+    then its ejection port. A packet holds each for all its flits, back to back."""
+    mesh = socket.mesh
+    ports = mesh.routers
+    occupancy = packet_flits * socket.link_flit_ps
+    occ = np.full(mesh.link_slots + 2 * ports, occupancy, dtype=np.int64)
+    lat = np.concatenate(
+        [socket.link_latencies_ps, np.full(2 * ports, PORT_LATENCY_PS, dtype=np.int64)]
+    )
+    kind = np.repeat([LINK, INJECT, EJECT], [mesh.link_slots, ports, ports])
+    return resource_rows(occ, lat, kind)
 
 
-@jit(inline=True)
-def _push(heap, n, t, seq, payload):
-    """Insert at the end and move the hole up to its place (a 4-ary heap)."""
-    i = n
-    while i > 0:
-        p = (i - 1) >> 2
-        if heap[p, 0] < t or (heap[p, 0] == t and heap[p, 1] < seq):
-            break
-        heap[i, 0] = heap[p, 0]
-        heap[i, 1] = heap[p, 1]
-        heap[i, 2] = heap[p, 2]
-        i = p
-    heap[i, 0] = t
-    heap[i, 1] = seq
-    heap[i, 2] = payload
-    return n + 1
+def noc_inputs(
+    socket: Socket, packets: Traffic, inject_ps: np.ndarray, packet_flits: int, stop: int
+) -> CoreInputs:
+    """The core's inputs for ``packets`` injected at ``inject_ps``; the run ends once packets
+    ``0 .. stop - 1`` have arrived.
 
+    Packet p is step p (of its source router's threadblock), released at ``inject_ps[p]``,
+    line operation p and message p: a read-kind message, done when it arrives, whose line
+    operation delivers nothing. Step ``len(packets)`` waits for the first ``stop``.
+    """
+    mesh = socket.mesh
+    count = len(inject_ps)
+    every = np.arange(count, dtype=np.int64)
+    route_start, route = core_routes(socket)
+    none = np.zeros(0, dtype=np.int64)
 
-@jit(inline=True)
-def _pop(heap, n):
-    """Remove the root; move the last row down from the root's hole."""
-    t, payload = heap[0, 0], heap[0, 2]
-    n -= 1
-    lt, ls, lp = heap[n, 0], heap[n, 1], heap[n, 2]
-    i = 0
-    while True:
-        first = 4 * i + 1
-        if first >= n:
-            break
-        best = first
-        bt, bs = heap[first, 0], heap[first, 1]
-        last = min(first + 4, n)
-        for c in range(first + 1, last):
-            ct = heap[c, 0]
-            if ct < bt or (ct == bt and heap[c, 1] < bs):
-                best, bt, bs = c, ct, heap[c, 1]
-        if lt < bt or (lt == bt and ls < bs):
-            break
-        heap[i, 0] = bt
-        heap[i, 1] = bs
-        heap[i, 2] = heap[best, 2]
-        i = best
-    heap[i, 0] = lt
-    heap[i, 1] = ls
-    heap[i, 2] = lp
-    return t, payload, n
+    def per_packet(value: int) -> np.ndarray:
+        return np.full(count, value, dtype=np.int64)
 
-
-@jit
-def _run(
-    inject_ps,
-    src,
-    pair,
-    route_start,
-    route_link,
-    link_latency,
-    routers,
-    occupancy,
-    inject_latency,
-    stop,
-    head_ps,
-    link_busy,
-):
-    """Move packets until the first ``stop`` packets have all arrived; returns the number of
-    events. ``head_ps[p]`` receives the arrival of packet p's head (-1 if it did not
-    arrive), ``link_busy`` the time each link was held."""
-    npk = inject_ps.shape[0]
-    link_free = np.zeros(link_latency.shape[0], dtype=np.int64)
-    inject_free = np.zeros(routers, dtype=np.int64)
-    pos = np.zeros(npk, dtype=np.int64)
-    cap = 1024
-    heap = np.empty((cap, 3), dtype=np.int64)
-    n = 0
-    seq = 0
-    nxt = 0
-    left = stop
-    events = 0
-    while left > 0:
-        if nxt < npk and (n == 0 or inject_ps[nxt] <= heap[0, 0]):
-            # Injection: the router's own port, which only its own packets use.
-            p = nxt
-            nxt += 1
-            t = inject_ps[p]
-            s = src[p]
-            start = inject_free[s]
-            if start < t:
-                start = t
-            inject_free[s] = start + occupancy
-            pos[p] = route_start[pair[p]]
-            if n == cap:
-                grown = np.empty((2 * cap, 3), dtype=np.int64)
-                grown[:n] = heap[:n]
-                heap = grown
-                cap *= 2
-            n = _push(heap, n, start + inject_latency, seq, p)
-            seq += 1
-            events += 1
-            continue
-        if n == 0:
-            break
-        t, p, n = _pop(heap, n)
-        events += 1
-        k = pos[p]
-        link = route_link[k]
-        start = link_free[link]
-        if start < t:
-            start = t
-        link_free[link] = start + occupancy
-        link_busy[link] += occupancy
-        leave = start + link_latency[link]
-        k += 1
-        if k == route_start[pair[p] + 1]:
-            head_ps[p] = leave
-            if p < stop:
-                left -= 1
-            continue
-        pos[p] = k
-        n = _push(heap, n, leave, seq, p)
-        seq += 1
-    return events
+    return CoreInputs(
+        res=noc_resources(socket, packet_flits),
+        tb_cu=np.arange(mesh.routers, dtype=np.int64),
+        step_tb=np.append(packets.src, 0),
+        step_wait=np.append(per_packet(0), stop),
+        step_compute_ps=np.zeros(count + 1, dtype=np.int64),
+        timed_step=every,
+        timed_at=inject_ps,
+        succ_start=np.minimum(np.arange(count + 2, dtype=np.int64), stop),
+        succ=np.full(stop, count, dtype=np.int64),
+        lineop_start=np.append(np.arange(count + 1, dtype=np.int64), count),
+        lineop_step=every,
+        lineop_compute_ps=per_packet(0),
+        lineop_msgs=np.stack([every, every + 1, every + 1], axis=1),
+        flag_start=np.zeros(count + 2, dtype=np.int64),
+        flag_msg=none,
+        msg_kind=per_packet(READ),
+        msg_lineop=every,
+        msg_cu=packets.src,
+        msg_target=per_packet(-1),
+        arrival_lines=none,
+        release_start=np.zeros(1, dtype=np.int64),
+        release=none,
+        msg_ack_ps=per_packet(0),
+        msg_pre_ps=per_packet(0),
+        msg_route=packets.src * mesh.routers + packets.dst,
+        route_start=route_start,
+        route=route,
+        ncus=mesh.routers,
+        window=count + 1,  # open-loop injection: no request window
+        stop_step=count,
+    )
 
 
 # --- a run -----------------------------------------------------------------------------
@@ -449,7 +396,7 @@ def _check(
 
 @dataclass(frozen=True, eq=False)
 class NocRun:
-    """A finished run: every packet's injection and arrival, and what the loop counted.
+    """A finished run: every packet's injection and arrival, and what the core counted.
 
     Packets ``first .. stop - 1`` are the measured ones (injected in the window); every packet
     before ``stop`` has arrived; later ones arrived if ``head_ps >= 0``.
@@ -488,10 +435,11 @@ class NocRun:
         return self.head_ps[m] + self.tail_ps - self.inject_ps[m]
 
     def zero_load_ps(self) -> np.ndarray:
-        """The same packets' latency in an empty network: path, injection port, tail."""
+        """The same packets' latency in an empty network: injection port, path, ejection
+        port, tail."""
         m = self.measured
-        pair = self.packets.src[m] * self.socket.mesh.routers + self.packets.dst[m]
-        return route_table(self.socket).pair_latency_ps[pair] + INJECT_LATENCY_PS + self.tail_ps
+        path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
+        return PORT_LATENCY_PS + path + PORT_LATENCY_PS + self.tail_ps
 
     def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:
         """Flits arriving in ``[begin_ps, end_ps)`` (flit k of a packet arrives at its head's
@@ -587,23 +535,8 @@ def run_noc(
             f"no packet was injected in the {cycles}-cycle window at rate {rate}; "
             "raise the rate or the number of cycles"
         )
-    table = route_table(socket)
-    head_ps = np.full(len(inject_ps), -1, dtype=np.int64)
-    link_busy = np.zeros(mesh.link_slots, dtype=np.int64)
-    events = _run(
-        inject_ps,
-        packets.src,
-        packets.src * mesh.routers + packets.dst,
-        table.start,
-        table.link,
-        table.link_latency_ps,
-        mesh.routers,
-        packet_flits * socket.link_flit_ps,
-        INJECT_LATENCY_PS,
-        stop,
-        head_ps,
-        link_busy,
-    )
+    done = run_core(noc_inputs(socket, packets, inject_ps, packet_flits, stop))
+    head_ps = done.outputs.msg_done
     if (head_ps[:stop] < 0).any():
         raise RuntimeError("the NoC run stopped before every measured packet arrived")
     return NocRun(
@@ -622,6 +555,6 @@ def run_noc(
         head_ps=head_ps,
         first=first,
         stop=stop,
-        events=int(events),
-        link_busy_ps=link_busy,
+        events=done.events,
+        link_busy_ps=done.res_busy[: mesh.link_slots],
     )

@@ -1,4 +1,8 @@
-"""The packet engine's event loop: one event per flit per resource, integer picoseconds.
+"""The packet core: one event per flit per resource, integer picoseconds.
+
+Both the collective engine (``nunasim.engine.packet.engine``) and the synthetic NoC mode
+(``nunasim.engine.noc``) lower what they simulate into one ``CoreInputs`` and call ``run``,
+so both share this event loop, its heap and its resource model.
 
 Events are kept in a 4-ary heap ordered by (time, sequence number): ties are broken by
 the order in which events were scheduled, so a run is exactly repeatable. Every resource
@@ -7,25 +11,117 @@ its occupancy and moves on after its latency (plus any pure delay that follows i
 route, such as the plane's). Since events are handled in time order, a resource serves
 flits in order of arrival.
 
-Written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
+The loop is written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from nunasim.engine.jit import jit
 
-# event kinds, packed with their argument as arg * 4 + kind
+# The constants the compiled loop uses live in this file: numba's on-disk cache notices
+# changes to the file of the function it compiled, not to modules it took constants from.
+
+# event kinds, packed with their argument as arg << EV_BITS | kind
 EV_ROUTE = 0
 EV_ACK = 1
 EV_COMPUTE = 2
 EV_STEP = 3  # a step that only computes has finished
+EV_BITS = 2
+EV_MASK = (1 << EV_BITS) - 1
 
-# message kinds (as in lower.py)
+# message kinds (as in nunasim.engine.messages)
 READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
-# resource kinds
+# resource kinds (as in nunasim.engine.resources)
 LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
+
+# Columns of a resource row: what one event touches sits together, not in six arrays.
+FREE_AT = 0  # when the resource next becomes free (filled in by the run)
+OCC = 1  # ps a flit holds it
+LAT = 2  # ps from the start of service to the next route entry
+KIND = 3  # LINK, EGRESS, ... : which timestamp of the message it stamps
+FLITS = 4  # flits it served (filled in)
+WAIT_MAX = 5  # longest wait of a flit for it (filled in)
+RES_FIELDS = 6
+
+# Columns of a route row (one per route entry).
+ROUTE_RES = 0  # the resource
+ROUTE_POST = 1  # pure delay after it (the plane's latency)
+ROUTE_FIELDS = 2
+
+
+class CoreInputs(NamedTuple):
+    """Everything a run reads, as flat integer arrays. The step, line-operation, flag,
+    message and arrival-counter arrays mean what the fields of the same names of a lowered
+    scenario mean (``nunasim.engine.lower.Lowered``); CSR ``*_start`` arrays have one entry
+    more than their owners. ``res`` is also written: its FREE_AT, FLITS and WAIT_MAX
+    columns are filled in by the run."""
+
+    res: np.ndarray  # [resource, RES_FIELDS]
+    tb_cu: np.ndarray
+    step_tb: np.ndarray
+    step_wait: np.ndarray
+    step_compute_ps: np.ndarray
+    # Steps released at given times (open-loop injection), in order of time: step
+    # timed_step[i] has one wait more, met at timed_at[i] before any event of that time.
+    timed_step: np.ndarray
+    timed_at: np.ndarray
+    succ_start: np.ndarray
+    succ: np.ndarray
+    lineop_start: np.ndarray
+    lineop_step: np.ndarray
+    lineop_compute_ps: np.ndarray
+    lineop_msgs: np.ndarray
+    flag_start: np.ndarray
+    flag_msg: np.ndarray
+    msg_kind: np.ndarray  # int64 here
+    msg_lineop: np.ndarray
+    msg_cu: np.ndarray
+    msg_target: np.ndarray
+    arrival_lines: np.ndarray
+    release_start: np.ndarray
+    release: np.ndarray
+    msg_ack_ps: np.ndarray
+    msg_pre_ps: np.ndarray
+    msg_route: np.ndarray  # the route a message travels (messages may share one)
+    route_start: np.ndarray  # CSR over routes
+    route: np.ndarray  # [route entry, ROUTE_FIELDS]
+    ncus: int
+    window: int
+    stop_step: int  # the run ends once this step has finished; -1: when nothing is left
+
+
+class CoreOutputs(NamedTuple):
+    """Timestamps a run fills in (ps; -1 where a stage does not apply or was not reached)."""
+
+    step_begin: np.ndarray
+    step_end: np.ndarray
+    msg_issue: np.ndarray
+    msg_port_in: np.ndarray  # arrival at an EGRESS resource
+    msg_port_out: np.ndarray  # departure from it
+    msg_dst_in: np.ndarray  # departure from a PLANE_OUT resource
+    msg_stack_in: np.ndarray  # arrival at a STACK resource
+    msg_done: np.ndarray  # end of the route
+
+    @classmethod
+    def unfilled(cls, steps: int, messages: int) -> CoreOutputs:
+        def filled(count: int) -> np.ndarray:
+            return np.full(count, -1, dtype=np.int64)
+
+        return cls(filled(steps), filled(steps), *(filled(messages) for _ in range(6)))
+
+
+def run(inputs: CoreInputs, outputs: CoreOutputs) -> int:
+    """Run to completion (or to ``inputs.stop_step``), filling ``outputs`` and the run's
+    columns of ``inputs.res``; returns the number of events handled."""
+    if (np.diff(inputs.timed_at) < 0).any():
+        raise ValueError("timed releases must be in order of time")
+    # The compiled loop takes the fields one by one: numba types a NamedTuple argument in
+    # Python on every call, which doubles the call's overhead.
+    return _loop(*inputs, *outputs)
 
 
 # An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod
@@ -122,12 +218,12 @@ def _satisfy(w, wait, ready, nready):
 def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``)."""
-    step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready = steps
+    step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready = steps
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = _push(hk, hp, n, t + msg_pre[f], seq, f * 4 + EV_ROUTE)
+        n = _push(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         nready = _satisfy(succ[k], wait, ready, nready)
@@ -150,17 +246,19 @@ def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
 
 
 @jit
-def run(
+def _loop(
     res,
     tb_cu,
     step_tb,
-    step_wait0,
-    step_compute,
+    step_wait,
+    step_compute_ps,
+    timed_step,
+    timed_at,
     succ_start,
     succ,
     lineop_start,
     lineop_step,
-    lineop_compute,
+    lineop_compute_ps,
     lineop_msgs,
     flag_start,
     flag_msg,
@@ -168,16 +266,17 @@ def run(
     msg_lineop,
     msg_cu,
     msg_target,
-    arrival_left0,
+    arrival_lines,
     release_start,
     release,
-    msg_ack,
-    msg_pre,
+    msg_ack_ps,
+    msg_pre_ps,
+    msg_route,
     route_start,
     route,
     ncus,
     window,
-    # outputs, filled in place
+    stop_step,
     step_begin,
     step_end,
     msg_issue,
@@ -187,11 +286,7 @@ def run(
     msg_stack_in,
     msg_done,
 ):
-    """Run to completion; returns the number of events handled.
-
-    ``res`` has a row per resource: free-at, occupancy, latency, kind, (unused), flits,
-    longest wait (the last two filled in). ``route`` has a row per route entry: resource,
-    pure delay after it. Rows keep what one event touches in one cache line.
+    """The event loop; the arguments are the fields of ``CoreInputs`` and ``CoreOutputs``.
 
     A write or store with ``msg_target >= 0`` is data-polled (LL, LL128, packets): it
     counts as delivered for its line operation once issued, and it counts down the arrival
@@ -199,10 +294,10 @@ def run(
     ``release``. Its acknowledgement only frees the CU's request slot.
     """
     nsteps = step_tb.shape[0]
-    nlo = lineop_compute.shape[0]
+    nlo = lineop_compute_ps.shape[0]
     nmsg = msg_kind.shape[0]
-    wait = step_wait0.copy()
-    arrival_left = arrival_left0.copy()
+    wait = step_wait.copy()
+    arrival_left = arrival_lines.copy()
     lo_sources = np.empty(nlo, dtype=np.int64)
     lo_sinks = np.empty(nlo, dtype=np.int64)
     for lo in range(nlo):
@@ -216,7 +311,11 @@ def run(
     qhead = np.full(ncus, -1, dtype=np.int64)
     qtail = np.full(ncus, -1, dtype=np.int64)
     qnext = np.full(nmsg, -1, dtype=np.int64)
-    pos = route_start[:-1].copy()
+    pos = np.empty(nmsg, dtype=np.int64)  # next route entry of each message
+    pos_end = np.empty(nmsg, dtype=np.int64)
+    for m in range(nmsg):
+        pos[m] = route_start[msg_route[m]]
+        pos_end[m] = route_start[msg_route[m] + 1]
     cap = nmsg + nlo + nsteps + 2
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
@@ -224,13 +323,17 @@ def run(
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
     nready = 0
-    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre, succ_start, succ, wait, ready)
+    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready)
     lines = (lo_sinks, lineop_step, step_left)
     touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
     is_touched = np.zeros(ncus, dtype=np.bool_)
     events = 0
 
+    ntimed = timed_step.shape[0]
+    nxt = 0  # the next timed release
+    for i in range(ntimed):
+        wait[timed_step[i]] += 1
     for s in range(nsteps):
         if wait[s] == 0:
             ready[nready] = s
@@ -244,10 +347,10 @@ def run(
             step_begin[s] = t
             cu = tb_cu[step_tb[s]]
             if step_left[s] == 0:
-                if step_compute[s] > 0:  # a compute-only step, on the CU's compute unit
+                if step_compute_ps[s] > 0:  # a compute-only step, on the CU's compute unit
                     begin = max(t, compute_free[cu])
-                    compute_free[cu] = begin + step_compute[s]
-                    n = _push(hk, hp, n, compute_free[cu], seq, s * 4 + EV_STEP)
+                    compute_free[cu] = begin + step_compute_ps[s]
+                    n = _push(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
                     seq += 1
                 else:
                     n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
@@ -269,7 +372,7 @@ def run(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(hk, hp, n, t + msg_pre[m], seq, m * 4 + EV_ROUTE)
+                n = _push(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
                     n, seq, nready = _line_delivered(
@@ -278,28 +381,38 @@ def run(
         ntouched = 0
         if nready > 0:  # steps completed by issuing: start their successors at t
             continue
+        if stop_step >= 0 and step_end[stop_step] >= 0:
+            break
+        if nxt < ntimed and (n == 0 or timed_at[nxt] <= hk[0] >> SEQ_BITS):
+            # Timed releases are consumed in order beside the heap rather than pushed
+            # onto it: open-loop traffic would otherwise fill the heap with every packet.
+            t = timed_at[nxt]
+            nready = _satisfy(timed_step[nxt], wait, ready, nready)
+            nxt += 1
+            events += 1
+            continue
         if n == 0:
             break
         t, payload, n = _pop(hk, hp, n)
         events += 1
-        kind = payload & 3
-        arg = payload >> 2
+        kind = payload & EV_MASK
+        arg = payload >> EV_BITS
 
         if kind == EV_ROUTE:
             m = arg
             p = pos[m]
-            if p < route_start[m + 1]:
-                e = route[p, 0]
+            if p < pos_end[m]:
+                e = route[p, ROUTE_RES]
                 pos[m] = p + 1
-                start = res[e, 0]
+                start = res[e, FREE_AT]
                 if start < t:
                     start = t
-                elif start - t > res[e, 6]:
-                    res[e, 6] = start - t
-                res[e, 0] = start + res[e, 1]
-                res[e, 5] += 1
-                k = res[e, 3]
-                leave = start + res[e, 2]
+                elif start - t > res[e, WAIT_MAX]:
+                    res[e, WAIT_MAX] = start - t
+                res[e, FREE_AT] = start + res[e, OCC]
+                res[e, FLITS] += 1
+                k = res[e, KIND]
+                leave = start + res[e, LAT]
                 if k != LINK:  # most hops are links, which stamp nothing
                     if k == EGRESS:
                         msg_port_in[m] = t
@@ -308,7 +421,7 @@ def run(
                         msg_dst_in[m] = leave
                     elif k == STACK:
                         msg_stack_in[m] = t
-                n = _push(hk, hp, n, leave + route[p, 1], seq, payload)
+                n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
@@ -329,16 +442,16 @@ def run(
                         step_left[s] -= 1
                         if step_left[s] == 0:
                             n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
-                    elif lineop_compute[lo] > 0:
+                    elif lineop_compute_ps[lo] > 0:
                         begin = max(t, compute_free[cu])
-                        compute_free[cu] = begin + lineop_compute[lo]
-                        n = _push(hk, hp, n, compute_free[cu], seq, lo * 4 + EV_COMPUTE)
+                        compute_free[cu] = begin + lineop_compute_ps[lo]
+                        n = _push(hk, hp, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE)
                         seq += 1
                     else:
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = _push(hk, hp, n, t + msg_ack[m], seq, m * 4 + EV_ACK)
+            n = _push(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
             seq += 1
             a = msg_target[m]
             if a >= 0:  # data-polled: the receivers poll the data, released by its last line

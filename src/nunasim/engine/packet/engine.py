@@ -1,4 +1,4 @@
-"""Running the packet engine on a lowered scenario."""
+"""Running the packet core on a lowered scenario."""
 
 from __future__ import annotations
 
@@ -8,7 +8,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from nunasim.engine.lower import Lowered
-from nunasim.engine.packet.core import run
+from nunasim.engine.packet.core import (
+    FLITS,
+    KIND,
+    LAT,
+    OCC,
+    RES_FIELDS,
+    ROUTE_FIELDS,
+    ROUTE_POST,
+    ROUTE_RES,
+    WAIT_MAX,
+    CoreInputs,
+    CoreOutputs,
+    run,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,66 +44,101 @@ class Trace:
     wall_s: float
 
 
-def simulate(lowered: Lowered) -> Trace:
-    lo = lowered
-    steps, msgs, res = lo.steps, lo.messages, len(lo.resources.occ)
+@dataclass(frozen=True, eq=False)
+class CoreRun:
+    """What one call of the core produced."""
 
-    def filled(count: int) -> np.ndarray:
-        return np.full(count, -1, dtype=np.int64)
+    inputs: CoreInputs  # with the run's columns of ``res`` filled in
+    outputs: CoreOutputs
+    events: int
+    wall_s: float
 
-    out = {
-        "step_begin": filled(steps),
-        "step_end": filled(steps),
-        "msg_issue": filled(msgs),
-        "msg_port_in": filled(msgs),
-        "msg_port_out": filled(msgs),
-        "msg_dst_in": filled(msgs),
-        "msg_stack_in": filled(msgs),
-        "msg_done": filled(msgs),
-    }
-    rows = np.zeros((res, 7), dtype=np.int64)
-    rows[:, 1] = lo.resources.occ
-    rows[:, 2] = lo.resources.lat
-    rows[:, 3] = lo.resources.kind
+    @property
+    def res_flits(self) -> np.ndarray:
+        return self.inputs.res[:, FLITS].copy()
+
+    @property
+    def res_busy(self) -> np.ndarray:
+        """Time each resource was held: every flit holds it for its occupancy."""
+        res = self.inputs.res
+        return res[:, FLITS] * res[:, OCC]
+
+    @property
+    def res_wait_max(self) -> np.ndarray:
+        return self.inputs.res[:, WAIT_MAX].copy()
+
+
+def resource_rows(occ: np.ndarray, lat: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """The core's resource table, its run columns zero."""
+    rows = np.zeros((len(occ), RES_FIELDS), dtype=np.int64)
+    rows[:, OCC] = occ
+    rows[:, LAT] = lat
+    rows[:, KIND] = kind
+    return rows
+
+
+def route_rows(resource: np.ndarray, post: np.ndarray) -> np.ndarray:
+    """The core's route table: each entry's resource and the pure delay after it."""
+    rows = np.empty((len(resource), ROUTE_FIELDS), dtype=np.int64)
+    rows[:, ROUTE_RES] = resource
+    rows[:, ROUTE_POST] = post
+    return rows
+
+
+def run_core(inputs: CoreInputs) -> CoreRun:
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
     started = time.perf_counter()
-    events = run(
-        rows,
-        lo.tb_cu,
-        lo.step_tb,
-        lo.step_wait,
-        lo.step_compute_ps,
-        lo.succ_start,
-        lo.succ,
-        lo.lineop_start,
-        lo.lineop_step,
-        lo.lineop_compute_ps,
-        lo.lineop_msgs,
-        lo.flag_start,
-        lo.flag_msg,
-        lo.msg_kind.astype(np.int64),
-        lo.msg_lineop,
-        lo.msg_cu,
-        lo.msg_target,
-        lo.arrival_lines,
-        lo.release_start,
-        lo.release,
-        lo.msg_ack_ps,
-        lo.msg_pre_ps,
-        lo.route_start,
-        np.stack([lo.route, lo.route_post_ps], axis=1),
-        lo.ngpus * lo.cus_per_gpu,
-        lo.window,
-        out["step_begin"],
-        out["step_end"],
-        out["msg_issue"],
-        out["msg_port_in"],
-        out["msg_port_out"],
-        out["msg_dst_in"],
-        out["msg_stack_in"],
-        out["msg_done"],
+    events = run(inputs, outputs)
+    return CoreRun(inputs, outputs, int(events), time.perf_counter() - started)
+
+
+# The arrays of a lowered scenario the core reads as they are, under the same names.
+_AS_LOWERED = (
+    "tb_cu",
+    "step_tb",
+    "step_wait",
+    "step_compute_ps",
+    "succ_start",
+    "succ",
+    "lineop_start",
+    "lineop_step",
+    "lineop_compute_ps",
+    "lineop_msgs",
+    "flag_start",
+    "flag_msg",
+    "msg_lineop",
+    "msg_cu",
+    "msg_target",
+    "arrival_lines",
+    "release_start",
+    "release",
+    "msg_ack_ps",
+    "msg_pre_ps",
+    "route_start",
+    "window",
+)
+
+
+def core_inputs(lowered: Lowered) -> CoreInputs:
+    lo = lowered
+    none = np.zeros(0, dtype=np.int64)
+    return CoreInputs(
+        **{name: getattr(lo, name) for name in _AS_LOWERED},
+        res=resource_rows(lo.resources.occ, lo.resources.lat, lo.resources.kind),
+        timed_step=none,  # a collective's steps start when they are ready
+        timed_at=none,
+        msg_kind=lo.msg_kind.astype(np.int64),
+        msg_route=np.arange(lo.messages, dtype=np.int64),  # a route of its own each
+        route=route_rows(lo.route, lo.route_post_ps),
+        ncus=lo.ngpus * lo.cus_per_gpu,
+        stop_step=-1,
     )
-    wall = time.perf_counter() - started
-    unfinished = np.nonzero(out["step_end"] < 0)[0]
+
+
+def simulate(lowered: Lowered) -> Trace:
+    done = run_core(core_inputs(lowered))
+    out = done.outputs
+    unfinished = np.nonzero(out.step_end < 0)[0]
     if len(unfinished):
         raise RuntimeError(
             f"the simulation stopped with {len(unfinished)} steps unfinished (first: step "
@@ -98,10 +146,10 @@ def simulate(lowered: Lowered) -> Trace:
         )
     return Trace(
         lowered=lowered,
-        events=int(events),
-        wall_s=wall,
-        res_busy=rows[:, 5] * rows[:, 1],  # every flit holds a resource for its occupancy
-        res_flits=rows[:, 5].copy(),
-        res_wait_max=rows[:, 6].copy(),
-        **out,
+        events=done.events,
+        wall_s=done.wall_s,
+        res_busy=done.res_busy,
+        res_flits=done.res_flits,
+        res_wait_max=done.res_wait_max,
+        **out._asdict(),
     )
