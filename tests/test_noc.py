@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nunasim.cli import main
+from cli_run import run
 from nunasim.engine.lower import lower
 from nunasim.engine.messages import STORE
 from nunasim.engine.noc import (
@@ -42,12 +42,6 @@ def big():
 @pytest.fixture(scope="module")
 def small():
     return load_preset("monolithic").socket  # 6 x 6
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- (1) zero load -------------------------------------------------------------------------
