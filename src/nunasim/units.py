@@ -144,14 +144,20 @@ def _round_ps(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+def _scaled(value: object, what: str, factors: dict[str, float], example: str) -> float:
+    """A number with a required unit from ``factors``, in the factors' base unit."""
+    known = ", ".join(factors)
+    if _number(value, what) is not None:
+        raise ConfigError(f"{value!r}: a {what} needs a unit ({known}), e.g. {example!r}")
+    mantissa, unit = _split(str(value), what)
+    if unit not in factors:
+        raise ConfigError(f"{value!r}: unknown {what} unit {unit!r} (known: {known})")
+    return mantissa * factors[unit]
+
+
 def parse_time(value: object) -> int:
     """Picoseconds from ``"500ns"``, ``"1.5us"``, ``"120 ns"``; a unit is required."""
-    if _number(value, "time") is not None:
-        raise ConfigError(f"{value!r}: a time needs a unit (ps, ns, us, ms or s), e.g. '500ns'")
-    mantissa, unit = _split(str(value), "time")
-    if unit not in _TIME_FACTORS_PS:
-        raise ConfigError(f"{value!r}: unknown time unit {unit!r} (known: ps, ns, us, ms, s)")
-    exact = mantissa * _TIME_FACTORS_PS[unit]
+    exact = _scaled(value, "time", _TIME_FACTORS_PS, "500ns")
     ps = _round_ps(exact)
     if abs(exact - ps) > 1e-6:
         raise ConfigError(f"{value!r} is finer than the simulator's 1 ps resolution")
@@ -174,12 +180,7 @@ def format_time(ps: int) -> str:
 
 def parse_frequency(value: object) -> float:
     """Hertz from ``"1.2GHz"``; a unit is required."""
-    if _number(value, "frequency") is not None:
-        raise ConfigError(f"{value!r}: a frequency needs a unit (Hz, kHz, MHz, GHz), e.g. '1.2GHz'")
-    mantissa, unit = _split(str(value), "frequency")
-    if unit not in _FREQ_FACTORS:
-        raise ConfigError(f"{value!r}: unknown frequency unit {unit!r} (known: Hz, kHz, MHz, GHz)")
-    return mantissa * _FREQ_FACTORS[unit]
+    return _scaled(value, "frequency", _FREQ_FACTORS, "1.2GHz")
 
 
 def cycles_to_ps(cycles: float, clock_hz: float) -> int:
@@ -249,13 +250,7 @@ def format_bandwidth(bytes_per_s: float) -> str:
 
 def parse_flops(value: object) -> float:
     """FLOP per second from ``"25PFLOPS"`` or ``"100 TFLOPS"``; a unit is required."""
-    if _number(value, "compute rate") is not None:
-        raise ConfigError(f"{value!r}: a compute rate needs a unit, e.g. '25PFLOPS'")
-    mantissa, unit = _split(str(value), "compute rate")
-    if unit not in _FLOPS_FACTORS:
-        known = ", ".join(_FLOPS_FACTORS)
-        raise ConfigError(f"{value!r}: unknown compute-rate unit {unit!r} (known: {known})")
-    return mantissa * _FLOPS_FACTORS[unit]
+    return _scaled(value, "compute rate", _FLOPS_FACTORS, "25PFLOPS")
 
 
 def format_flops(flops: float) -> str:

@@ -9,6 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
+from nunasim.cli.options import file_option, preset_option
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
@@ -21,22 +22,20 @@ def _list(text: str) -> list[str]:
 
 
 @click.command("fig9")
-@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@preset_option
 @click.option("--collectives", default="allgather,allreduce,alltoall", show_default=True)
 @click.option("--sizes", default="100kB,1MB", show_default=True, help="Comma-separated sizes.")
 @click.option("--gpus", default="8", show_default=True, help="Comma-separated pod sizes.")
 @click.option("--configs", default="UA+NAR,NUMA+NAR,NAP+NAR", show_default=True)
-@click.option(
+@file_option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=Path("fig9.csv"),
     show_default=True,
     help="The table (.csv or .parquet).",
 )
-@click.option(
+@file_option(
     "--png",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Draw the speedups.",
 )

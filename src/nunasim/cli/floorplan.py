@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
+from nunasim.cli.options import file_option
 from nunasim.hardware.tables import floorplan_tables
 from nunasim.io.presets import load_preset
 from nunasim.plotting.floorplan import draw_floorplan
@@ -14,10 +15,9 @@ from nunasim.plotting.floorplan import draw_floorplan
 
 @click.command()
 @click.argument("name_or_file")
-@click.option(
+@file_option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
     required=True,
     help="Picture to write (.png, .svg or .pdf).",
 )

@@ -9,6 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
+from nunasim.cli.options import preset_option
 from nunasim.experiments.headline import run_headline
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
@@ -17,7 +18,7 @@ from nunasim.units import format_size, parse_size
 
 
 @click.command("headline")
-@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@preset_option
 @click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
 @click.option(
     "--size",

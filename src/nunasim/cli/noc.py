@@ -7,6 +7,7 @@ import time
 
 import click
 
+from nunasim.cli.options import json_option, preset_option
 from nunasim.engine.noc import TRAFFIC_PATTERNS, run_noc
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh
@@ -27,7 +28,7 @@ def parse_router(text: str, mesh: Mesh) -> int:
 
 
 @click.command("noc")
-@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@preset_option
 @click.option(
     "--traffic",
     default="uniform",
@@ -62,7 +63,7 @@ def parse_router(text: str, mesh: Mesh) -> int:
     default=None,
     help="hotspot: the hotspot router as X,Y (default: the mesh centre).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 def noc_command(
     preset_name: str,
     traffic: str,

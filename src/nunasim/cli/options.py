@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import click
 
 from nunasim.errors import ConfigError
 from nunasim.mapping.buffer_layout import LAYOUTS
+
+preset_option = click.option(
+    "--preset",
+    "preset_name",
+    default="nextgen-4die",
+    show_default=True,
+    help="A shipped preset's name or a preset file.",
+)
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object instead of text."
+)
+
+
+def file_option(*names: str, help: str, **kwargs: Any) -> Callable:
+    """An option naming a file the command writes."""
+    return click.option(
+        *names, type=click.Path(dir_okay=False, path_type=Path), help=help, **kwargs
+    )
+
 
 layout_option = click.option(
     "--layout",

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
-from nunasim.cli.options import layout_option, parse_granularity
+from nunasim.cli.options import (
+    file_option,
+    json_option,
+    layout_option,
+    parse_granularity,
+    preset_option,
+)
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
@@ -21,7 +27,7 @@ from nunasim.units import format_size
 @click.command("place")
 @click.argument("plan_name", metavar="PLAN")
 @click.option("--size", default="1MB", show_default=True, help="Collective size.")
-@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@preset_option
 @click.option(
     "--config",
     "config_name",
@@ -47,18 +53,16 @@ from nunasim.units import format_size
     help="Chunks that group threadblocks in NAP's logical allocation.",
 )
 @layout_option
-@click.option(
+@file_option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="Write the placement as JSON a runtime could consume.",
 )
-@click.option(
+@file_option(
     "--png",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="Draw GPU 0's placement on the floorplan.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the statistics as one JSON object.")
+@json_option
 def place_command(
     plan_name: str,
     size: str,

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from nunasim.cli.options import json_option
 from nunasim.collectives.check import check_plan
 from nunasim.collectives.plan import Plan
 from nunasim.collectives.stats import plan_table
@@ -31,7 +32,7 @@ def _spread(values) -> str:
     show_default=True,
     help="Collective size for the byte figures (the larger of a GPU's input and output buffers).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option
 @click.option("--per-gpu", is_flag=True, help="List every GPU, not just the totals.")
 def show_command(plan_name: str, size: str, as_json: bool, per_gpu: bool) -> None:
     """Show a plan: GPUs, threadblocks, steps, bytes sent and received per GPU, peers."""

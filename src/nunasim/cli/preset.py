@@ -6,6 +6,7 @@ import json
 
 import click
 
+from nunasim.cli.options import json_option
 from nunasim.hardware import Preset
 from nunasim.hardware.summary import HopStats, summarise
 from nunasim.io.presets import list_presets, load_preset
@@ -30,7 +31,7 @@ def list_command() -> None:
 
 @preset.command("show")
 @click.argument("name_or_file")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@json_option
 def show_command(name_or_file: str, as_json: bool) -> None:
     """Show a preset's parameters and derived figures."""
     item = load_preset(name_or_file)

@@ -10,7 +10,14 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
-from nunasim.cli.options import layout_option, parse_granularity, parse_threadblocks
+from nunasim.cli.options import (
+    file_option,
+    json_option,
+    layout_option,
+    parse_granularity,
+    parse_threadblocks,
+    preset_option,
+)
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
@@ -22,7 +29,7 @@ from nunasim.units import format_size, parse_size
 
 
 @click.command("simulate")
-@click.option("--preset", "preset_name", default="nextgen-4die", show_default=True)
+@preset_option
 @click.option(
     "--collective", type=click.Choice(COLLECTIVES), default="allgather", show_default=True
 )
@@ -71,27 +78,23 @@ from nunasim.units import format_size, parse_size
     default=None,
     help="YAML file with the GEMM tile shape (default: the shipped gemm.yaml).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option(
+@json_option
+@file_option(
     "--hist",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="Histogram of one-way store latency (Fig. 10 style).",
 )
-@click.option(
+@file_option(
     "--heatmap",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="GPU 0's link, port and stack utilisation on its floorplan.",
 )
-@click.option(
+@file_option(
     "--stores",
     "stores_path",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="Write every store's timeline as a table (.csv or .parquet).",
 )
-@click.option(
+@file_option(
     "--resources",
     "resources_path",
-    type=click.Path(dir_okay=False, path_type=Path),
     help="Write every resource's utilisation and queueing (.csv or .parquet).",
 )
 def simulate_command(
