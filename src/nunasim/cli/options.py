@@ -10,6 +10,7 @@ import click
 
 from nunasim.errors import ConfigError
 from nunasim.mapping.buffer_layout import LAYOUTS
+from nunasim.policies.place import CONFIGURATIONS
 
 preset_option = click.option(
     "--preset",
@@ -29,6 +30,16 @@ def file_option(*names: str, help: str, **kwargs: Any) -> Callable:
     return click.option(
         *names, type=click.Path(dir_okay=False, path_type=Path), help=help, **kwargs
     )
+
+
+config_option = click.option(
+    "--config",
+    "config_name",
+    default="NAP+NAR",
+    show_default=True,
+    type=click.Choice(list(CONFIGURATIONS)),
+    help="One of the paper's configurations.",
+)
 
 
 layout_option = click.option(

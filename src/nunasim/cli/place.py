@@ -9,6 +9,7 @@ import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
+    config_option,
     file_option,
     json_option,
     layout_option,
@@ -18,7 +19,6 @@ from nunasim.cli.options import (
 from nunasim.io.placement_json import write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
-from nunasim.policies.place import CONFIGURATIONS
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Configuration, Scenario
 from nunasim.units import format_size
@@ -28,14 +28,7 @@ from nunasim.units import format_size
 @click.argument("plan_name", metavar="PLAN")
 @click.option("--size", default="1MB", show_default=True, help="Collective size.")
 @preset_option
-@click.option(
-    "--config",
-    "config_name",
-    default="NAP+NAR",
-    show_default=True,
-    type=click.Choice(list(CONFIGURATIONS)),
-    help="One of the paper's configurations.",
-)
+@config_option
 @click.option(
     "--nar",
     "nar",

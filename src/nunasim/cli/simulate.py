@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
+    config_option,
     file_option,
     json_option,
     layout_option,
@@ -23,7 +24,6 @@ from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.io.workloads import load_gemm_tile
-from nunasim.policies.place import CONFIGURATIONS
 from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
 
@@ -41,13 +41,7 @@ from nunasim.units import format_size, parse_size
 )
 @click.option("--size", default="1MB", show_default=True, help="Collective size.")
 @click.option("--gpus", type=int, default=8, show_default=True)
-@click.option(
-    "--config",
-    "config_name",
-    default="NAP+NAR",
-    show_default=True,
-    type=click.Choice(list(CONFIGURATIONS)),
-)
+@config_option
 @click.option(
     "--nar", default="auto", show_default=True, help="NAR domains (a valid granularity) or 'auto'."
 )
