@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nunasim.collectives.layout import Aliasing
 from nunasim.collectives.plan import (
     Buffer,
     Chunks,
@@ -71,6 +72,28 @@ class PlanBuilder:
         self.notes: list[str] = []
         self._gpus = [_GpuDraft(input_chunks, output_chunks, scratch_chunks) for _ in range(ngpus)]
         self._transfers: list[Transfer] = []
+
+    @classmethod
+    def builtin(
+        cls, name: str, collective: Collective, ngpus: int, chunks_per_size: int, inplace: bool
+    ) -> PlanBuilder:
+        """A built-in's builder: its buffers as large as the collective needs, folded in
+        place as ``Aliasing`` says."""
+        n, block = chunks_per_size, chunks_per_size // ngpus
+        sizes = {Collective.ALLGATHER: (block, n), Collective.REDUCESCATTER: (n, block)}
+        input_chunks, output_chunks = Aliasing(collective, inplace, ngpus, n).counts(
+            *sizes.get(collective, (n, n))
+        )
+        return cls(
+            name,
+            collective,
+            ngpus,
+            input_chunks=input_chunks,
+            output_chunks=output_chunks,
+            chunks_per_size=n,
+            inplace=inplace,
+            source="builtin",
+        )
 
     @property
     def ngpus(self) -> int:

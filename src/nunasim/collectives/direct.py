@@ -85,15 +85,12 @@ def _threadblocks(b: PlanBuilder, gpus: int, tbs: int, chunks: int) -> None:
 
 
 def allgather(gpus: int, tbs: int, chunks: int, inplace: bool = True) -> Plan:
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"allgather:direct:gpus={gpus}:tbs={tbs}:chunks={chunks}:inplace={int(inplace)}",
         Collective.ALLGATHER,
         gpus,
-        input_chunks=0 if inplace else chunks,
-        output_chunks=gpus * chunks,
-        chunks_per_size=gpus * chunks,
-        inplace=inplace,
-        source="builtin",
+        gpus * chunks,
+        inplace,
     )
     _threadblocks(b, gpus, tbs, chunks)
     copies: dict[tuple[int, int], StepId] = {}
@@ -117,14 +114,12 @@ def allgather(gpus: int, tbs: int, chunks: int, inplace: bool = True) -> Plan:
 
 
 def alltoall(gpus: int, tbs: int, chunks: int) -> Plan:
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"alltoall:direct:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.ALLTOALL,
         gpus,
-        input_chunks=gpus * chunks,
-        output_chunks=gpus * chunks,
-        chunks_per_size=gpus * chunks,
-        source="builtin",
+        gpus * chunks,
+        False,
     )
     _threadblocks(b, gpus, tbs, chunks)
     for g in range(gpus):
@@ -189,14 +184,12 @@ def _reduce_round(
 
 
 def reducescatter(gpus: int, tbs: int, chunks: int) -> Plan:
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"reducescatter:direct:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.REDUCESCATTER,
         gpus,
-        input_chunks=gpus * chunks,
-        output_chunks=chunks,
-        chunks_per_size=gpus * chunks,
-        source="builtin",
+        gpus * chunks,
+        False,
     )
     _threadblocks(b, gpus, tbs, chunks)
     _reduce_round(b, gpus, chunks, tbs, Buffer.INPUT, Buffer.OUTPUT, lambda g, j: j)
@@ -206,15 +199,12 @@ def reducescatter(gpus: int, tbs: int, chunks: int) -> Plan:
 def allreduce(gpus: int, tbs: int, chunks: int) -> Plan:
     """Reduce-scatter then all-gather, in place: block g of the buffer is reduced on GPU g
     and then stored straight into every peer's buffer."""
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"allreduce:direct:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.ALLREDUCE,
         gpus,
-        input_chunks=gpus * chunks,
-        output_chunks=0,
-        chunks_per_size=gpus * chunks,
-        inplace=True,
-        source="builtin",
+        gpus * chunks,
+        True,
     )
     _threadblocks(b, gpus, tbs, chunks)
     reduces = _reduce_round(
@@ -236,15 +226,12 @@ def allreduce_onepass(gpus: int, tbs: int, chunks: int) -> Plan:
     """One round: every GPU stores its whole buffer into every peer's scratch and reduces
     all arrivals locally. Fewer round trips than reduce-scatter + all-gather, G-1 times
     the data. ``chunks`` is the buffer's chunk count."""
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"allreduce:onepass:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.ALLREDUCE,
         gpus,
-        input_chunks=chunks,
-        output_chunks=0,
-        chunks_per_size=chunks,
-        inplace=True,
-        source="builtin",
+        chunks,
+        True,
     )
     _threadblocks(b, gpus, tbs, chunks)
     slots = [b.scratch(g, (gpus - 1) * chunks) for g in range(gpus)]

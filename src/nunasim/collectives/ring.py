@@ -8,6 +8,8 @@ last round). Rounds are issued round-major, so a channel's chunks pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, StepId
 
@@ -16,6 +18,30 @@ def _channels(chunks: int, tbs: int) -> list[list[int]]:
     if tbs > chunks:
         raise ValueError(f"{tbs} ring channels need at least {tbs} chunks per block; got {chunks}")
     return [[j for j in range(chunks) if j % tbs == r] for r in range(tbs)]
+
+
+def _ring_steps(
+    b: PlanBuilder,
+    gpus: int,
+    tbs: int,
+    chunks: int,
+    rounds: int,
+    step: Callable[[int, int, int, int, Chunks], StepId],
+    buffer: Buffer,
+) -> dict[tuple[int, int, int], StepId]:
+    """Every GPU's ring threadblocks (one per channel, sending to the next GPU and
+    receiving from the previous one) and their steps: ``step(h, r, s, j, here)`` adds round
+    ``s`` of chunk ``j`` on GPU ``h``'s channel ``r``, where ``here`` is the block that
+    round handles in ``buffer``."""
+    steps: dict[tuple[int, int, int], StepId] = {}
+    for h in range(gpus):
+        for r, mine in enumerate(_channels(chunks, tbs)):
+            b.threadblock(h, send_peer=(h + 1) % gpus, recv_peer=(h - 1) % gpus, channel=r)
+            for s in range(rounds):
+                for j in mine:
+                    here = Chunks(buffer, ((h - s) % gpus) * chunks + j)
+                    steps[(h, s, j)] = step(h, r, s, j, here)
+    return steps
 
 
 def _link(
@@ -38,30 +64,23 @@ def _link(
 
 
 def allgather(gpus: int, tbs: int, chunks: int) -> Plan:
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"allgather:ring:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.ALLGATHER,
         gpus,
-        input_chunks=0,
-        output_chunks=gpus * chunks,
-        chunks_per_size=gpus * chunks,
-        inplace=True,
-        source="builtin",
+        gpus * chunks,
+        True,
     )
     rounds = gpus
-    steps: dict[tuple[int, int, int], StepId] = {}
-    for h in range(gpus):
-        for r, mine in enumerate(_channels(chunks, tbs)):
-            b.threadblock(h, send_peer=(h + 1) % gpus, recv_peer=(h - 1) % gpus, channel=r)
-            for s in range(rounds):
-                for j in mine:
-                    here = Chunks(Buffer.OUTPUT, ((h - s) % gpus) * chunks + j)
-                    if s == 0:
-                        steps[(h, s, j)] = b.step(h, r, "s", reads=[here])
-                    elif s < rounds - 1:
-                        steps[(h, s, j)] = b.step(h, r, "rcs", reads=[here])
-                    else:
-                        steps[(h, s, j)] = b.step(h, r, "r")
+
+    def step(h: int, r: int, s: int, j: int, here: Chunks) -> StepId:
+        if s == 0:
+            return b.step(h, r, "s", reads=[here])
+        if s < rounds - 1:
+            return b.step(h, r, "rcs", reads=[here])
+        return b.step(h, r, "r")
+
+    steps = _ring_steps(b, gpus, tbs, chunks, rounds, step, Buffer.OUTPUT)
     _link(
         b,
         steps,
@@ -76,15 +95,12 @@ def allgather(gpus: int, tbs: int, chunks: int) -> Plan:
 def allreduce(gpus: int, tbs: int, chunks: int) -> Plan:
     """Ring reduce-scatter (G-1 rounds) then ring all-gather (G-1 rounds), in place, with
     the fused steps of MSCCL: s, rrs..., rrcs, rcs..., r."""
-    b = PlanBuilder(
+    b = PlanBuilder.builtin(
         f"allreduce:ring:gpus={gpus}:tbs={tbs}:chunks={chunks}",
         Collective.ALLREDUCE,
         gpus,
-        input_chunks=gpus * chunks,
-        output_chunks=0,
-        chunks_per_size=gpus * chunks,
-        inplace=True,
-        source="builtin",
+        gpus * chunks,
+        True,
     )
     rounds = 2 * gpus - 1
     slots = [b.scratch(h, (gpus - 1) * chunks) for h in range(gpus)]
@@ -92,24 +108,18 @@ def allreduce(gpus: int, tbs: int, chunks: int) -> Plan:
     def slot(h: int, s: int, j: int) -> Chunks:  # arrival of reduce-scatter round s (1..G-1)
         return Chunks(Buffer.SCRATCH, slots[h].index + (s - 1) * chunks + j)
 
-    steps: dict[tuple[int, int, int], StepId] = {}
-    for h in range(gpus):
-        for r, mine in enumerate(_channels(chunks, tbs)):
-            b.threadblock(h, send_peer=(h + 1) % gpus, recv_peer=(h - 1) % gpus, channel=r)
-            for s in range(rounds):
-                for j in mine:
-                    here = Chunks(Buffer.INPUT, ((h - s) % gpus) * chunks + j)
-                    if s == 0:
-                        sid = b.step(h, r, "s", reads=[here])
-                    elif s < gpus - 1:
-                        sid = b.step(h, r, "rrs", reads=[here, slot(h, s, j)])
-                    elif s == gpus - 1:
-                        sid = b.step(h, r, "rrcs", reads=[here, slot(h, s, j)], writes=[here])
-                    elif s < rounds - 1:
-                        sid = b.step(h, r, "rcs", reads=[here])
-                    else:
-                        sid = b.step(h, r, "r")
-                    steps[(h, s, j)] = sid
+    def step(h: int, r: int, s: int, j: int, here: Chunks) -> StepId:
+        if s == 0:
+            return b.step(h, r, "s", reads=[here])
+        if s < gpus - 1:
+            return b.step(h, r, "rrs", reads=[here, slot(h, s, j)])
+        if s == gpus - 1:
+            return b.step(h, r, "rrcs", reads=[here, slot(h, s, j)], writes=[here])
+        if s < rounds - 1:
+            return b.step(h, r, "rcs", reads=[here])
+        return b.step(h, r, "r")
+
+    steps = _ring_steps(b, gpus, tbs, chunks, rounds, step, Buffer.INPUT)
 
     def landing(h: int, s: int, block: int, j: int) -> Chunks:
         return slot(h, s, j) if s <= gpus - 1 else Chunks(Buffer.INPUT, block * chunks + j)
