@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+import reprlib
+
+# A message quotes at most a prefix of an offending value: a value read from a hostile file
+# can be megabytes long, or (through YAML aliases) exponentially large when walked.
+MAX_REASON_CHARS = 2000
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 80
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+_SHORT.maxlevel = 3
+
+
+def quote(value: object) -> str:
+    """``repr(value)``, cut short for a message without walking all of a large value."""
+    return _SHORT.repr(value)
+
 
 class NunasimError(Exception):
     """Base of every error nunasim raises on purpose; the CLI turns it into exit status 2."""
@@ -17,6 +32,8 @@ class ConfigError(NunasimError, ValueError):
     """
 
     def __init__(self, reason: str, *, source: str = "", where: str = "") -> None:
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[:MAX_REASON_CHARS] + f"... ({len(reason):,} characters in all)"
         self.reason = reason
         self.source = source
         self.where = where

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 
 PS_PER_NS = 1_000
 PS_PER_US = 1_000_000
@@ -62,21 +62,24 @@ _QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/
 def _split(text: str, what: str) -> tuple[float, str]:
     match = _QUANTITY.match(text)
     if not match:
-        raise ConfigError(f"{text!r} is not a {what} (expected a number and a unit)")
-    return float(match.group(1)), match.group(2)
+        raise ConfigError(f"{quote(text)} is not a {what} (expected a number and a unit)")
+    number = float(match.group(1))
+    if not math.isfinite(number):
+        raise ConfigError(f"{quote(text)} is not a finite {what}")
+    return number, match.group(2)
 
 
 def _number(value: object, what: str) -> float | None:
     """The value itself when it is a plain number, None when it is a string to parse."""
     if isinstance(value, bool):
-        raise ConfigError(f"{value!r} is not a {what}")
+        raise ConfigError(f"{quote(value)} is not a {what}")
     if isinstance(value, int | float):
         if not math.isfinite(value):
-            raise ConfigError(f"{value!r} is not a finite {what}")
+            raise ConfigError(f"{quote(value)} is not a finite {what}")
         return float(value)
     if isinstance(value, str):
         return None
-    raise ConfigError(f"{value!r} is not a {what}")
+    raise ConfigError(f"{quote(value)} is not a {what}")
 
 
 # --- sizes -------------------------------------------------------------------------------
@@ -89,15 +92,15 @@ def parse_size(value: object) -> int:
         mantissa, unit = _split(str(value), "size")
         if unit.lower().endswith("b") and not unit.endswith("B"):
             raise ConfigError(
-                f"{value!r}: lower-case 'b' means bits; write bytes as 'B' (e.g. 1MB)"
+                f"{quote(value)}: lower-case 'b' means bits; write bytes as 'B' (e.g. 1MB)"
             )
         if unit not in _SIZE_FACTORS:
             known = ", ".join(u for u in _SIZE_FACTORS if u)
-            raise ConfigError(f"{value!r}: unknown size unit {unit!r} (known: {known})")
+            raise ConfigError(f"{quote(value)}: unknown size unit {quote(unit)} (known: {known})")
         number = mantissa * _SIZE_FACTORS[unit]
     nbytes = round(number)
     if abs(number - nbytes) > 1e-9 * max(1.0, abs(number)):
-        raise ConfigError(f"{value!r} is not a whole number of bytes")
+        raise ConfigError(f"{quote(value)} is not a whole number of bytes")
     return nbytes
 
 
@@ -148,10 +151,10 @@ def _scaled(value: object, what: str, factors: dict[str, float], example: str) -
     """A number with a required unit from ``factors``, in the factors' base unit."""
     known = ", ".join(factors)
     if _number(value, what) is not None:
-        raise ConfigError(f"{value!r}: a {what} needs a unit ({known}), e.g. {example!r}")
+        raise ConfigError(f"{quote(value)}: a {what} needs a unit ({known}), e.g. {quote(example)}")
     mantissa, unit = _split(str(value), what)
     if unit not in factors:
-        raise ConfigError(f"{value!r}: unknown {what} unit {unit!r} (known: {known})")
+        raise ConfigError(f"{quote(value)}: unknown {what} unit {quote(unit)} (known: {known})")
     return mantissa * factors[unit]
 
 
@@ -160,7 +163,7 @@ def parse_time(value: object) -> int:
     exact = _scaled(value, "time", _TIME_FACTORS_PS, "500ns")
     ps = _round_ps(exact)
     if abs(exact - ps) > 1e-6:
-        raise ConfigError(f"{value!r} is finer than the simulator's 1 ps resolution")
+        raise ConfigError(f"{quote(value)} is finer than the simulator's 1 ps resolution")
     return ps
 
 
@@ -207,15 +210,19 @@ def format_frequency(hz: float) -> str:
 def parse_bandwidth(value: object) -> float:
     """Bytes per second from ``"50GB/s"``, ``"2.5TB/s"``, ``"100GiB/s"``; a unit is required."""
     if _number(value, "bandwidth") is not None:
-        raise ConfigError(f"{value!r}: a bandwidth needs a unit, e.g. '50GB/s'")
+        raise ConfigError(f"{quote(value)}: a bandwidth needs a unit, e.g. '50GB/s'")
     mantissa, unit = _split(str(value), "bandwidth")
     if not unit.endswith("/s"):
-        raise ConfigError(f"{value!r}: a bandwidth is a size per second, e.g. '50GB/s'")
+        raise ConfigError(f"{quote(value)}: a bandwidth is a size per second, e.g. '50GB/s'")
     size_unit = unit[:-2]
     if size_unit.lower().endswith("b") and not size_unit.endswith("B"):
-        raise ConfigError(f"{value!r}: lower-case 'b' means bits; write bytes as 'B' (e.g. 50GB/s)")
+        raise ConfigError(
+            f"{quote(value)}: lower-case 'b' means bits; write bytes as 'B' (e.g. 50GB/s)"
+        )
     if size_unit not in _SIZE_FACTORS or size_unit == "":
-        raise ConfigError(f"{value!r}: unknown bandwidth unit {unit!r} (e.g. GB/s, TB/s, GiB/s)")
+        raise ConfigError(
+            f"{quote(value)}: unknown bandwidth unit {quote(unit)} (e.g. GB/s, TB/s, GiB/s)"
+        )
     return mantissa * _SIZE_FACTORS[size_unit]
 
 

@@ -56,14 +56,66 @@ _StrictLoader.add_constructor(
 )
 
 
+# What a hardware or workload description can need, with room to spare; beyond these a
+# file is refused before it is built, as a YAML alias bomb would be.
+MAX_YAML_CHARS = 1 << 20
+MAX_YAML_NODES = 100_000  # counting every alias as the copy it stands for
+
+
+def _expanded_nodes(root: yaml.Node) -> int:
+    """Nodes in ``root`` with every alias expanded, counted without expanding them."""
+    sizes: dict[int, int] = {}
+    order: list[yaml.Node] = []
+    stack = [root]
+    while stack:  # depth-first, children before parents, each node once
+        node = stack.pop()
+        if id(node) in sizes:
+            continue
+        sizes[id(node)] = 1
+        order.append(node)
+        stack.extend(_children(node))
+    for node in reversed(order):
+        sizes[id(node)] = min(MAX_YAML_NODES + 1, 1 + sum(sizes[id(c)] for c in _children(node)))
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
 def load_yaml(text_: str, source: str) -> Any:
+    """Safe YAML: no tags beyond plain data, no key twice, bounded size and expansion."""
+    if len(text_) > MAX_YAML_CHARS:
+        raise ConfigError(
+            f"{len(text_):,} characters is more than a description needs "
+            f"(at most {MAX_YAML_CHARS:,})",
+            source=source,
+        )
+    loader = _StrictLoader(text_)
     try:
-        return yaml.load(text_, Loader=_StrictLoader)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_nodes(node) > MAX_YAML_NODES:
+            raise ConfigError(
+                f"the document expands to more than {MAX_YAML_NODES:,} values "
+                "(aliases repeating aliases?)",
+                source=source,
+            )
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"not valid YAML: {problem}", source=source, where=where) from None
+        raise ConfigError(f"not valid YAML: {problem[:200]}", source=source, where=where) from None
+    except RecursionError:
+        raise ConfigError("not valid YAML: nested too deeply", source=source) from None
+    finally:
+        loader.dispose()
 
 
 def builtin_names() -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 
 T = TypeVar("T")
 _MISSING = object()
@@ -45,7 +45,7 @@ class Node:
         mapping = self._mapping()
         if key not in mapping:
             if default is _MISSING:
-                raise self.error(f"missing required key {key!r}")
+                raise self.error(f"missing required key {quote(key)}")
             return Node(default, _join(self.path, key), self.source)
         self._used.add(key)
         return Node(mapping[key], _join(self.path, key), self.source)
@@ -82,7 +82,7 @@ class Node:
         """Refuse keys of this mapping that no reader asked for."""
         unknown = [k for k in self._mapping() if k not in self._used]
         if unknown:
-            raise self.error(f"unknown key {unknown[0]!r}", unknown[0])
+            raise self.error(f"unknown key {quote(unknown[0])}", unknown[0])
 
 
 def _kind(value: Any) -> str:
@@ -95,13 +95,13 @@ def _kind(value: Any) -> str:
 
 def integer(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"expected a whole number, got {value!r}")
+        raise ConfigError(f"expected a whole number, got {quote(value)}")
     return value
 
 
 def text(value: Any) -> str:
     if not isinstance(value, str):
-        raise ConfigError(f"expected a string, got {value!r}")
+        raise ConfigError(f"expected a string, got {quote(value)}")
     return value
 
 
@@ -111,7 +111,7 @@ def _int_pair(value: Any, what: str) -> tuple[int, int]:
         or len(value) != 2
         or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
     ):
-        raise ConfigError(f"expected {what}, got {value!r}")
+        raise ConfigError(f"expected {what}, got {quote(value)}")
     return value[0], value[1]
 
 
