@@ -68,3 +68,38 @@ def test_hostile_presets_are_refused(tmp_path, make, words, command):
     assert words in message
     assert len(message) < 3000  # a short prefix of the offending value, not all of it
     assert set(tmp_path.iterdir()) == before  # nothing written
+
+
+# (case, argv, what the message must say); every case runs in a folder holding a fig9.csv
+# that must survive untouched.
+OPTION_CASES = [
+    ("fig9 no sizes", ["fig9", "--sizes", ""], "--sizes needs at least one value"),
+    ("fig9 only commas", ["fig9", "--sizes", ","], "--sizes needs at least one value"),
+    ("fig9 empty size", ["fig9", "--sizes", "1MB,,2MB"], "has an empty value"),
+    ("fig9 no collectives", ["fig9", "--collectives", ""], "--collectives needs at least one"),
+    ("fig9 no configurations", ["fig9", "--configs", ""], "--configs needs at least one"),
+    ("fig9 no pods", ["fig9", "--gpus", ""], "--gpus needs at least one value"),
+    ("fig9 table as text", ["fig9", "-o", "out.txt"], "written as .csv or .parquet"),
+    ("fig9 unwritable table", ["fig9", "-o", "/proc/fig9.csv"], "cannot write into its folder"),
+    ("stores as xlsx", ["simulate", "--stores", "s.xlsx"], "written as .csv or .parquet"),
+    ("histogram in no folder", ["simulate", "--hist", "no/such/h.png"], "does not exist"),
+    ("histogram unwritable", ["simulate", "--hist", "/proc/h.png"], "cannot write"),
+    ("resources unwritable", ["simulate", "--resources", "/proc/r.csv"], "cannot write"),
+    ("placement as text", ["place", "allgather", "-o", "p.txt"], "written as .json"),
+    ("headline size 0", ["headline", "--size", "0", "--out", "new"], "must be positive"),
+    ("headline unwritable", ["headline", "--out", "/proc/out"], "cannot write"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"), [c[1:] for c in OPTION_CASES], ids=[c[0] for c in OPTION_CASES]
+)
+def test_bad_options_are_refused_before_anything_runs(tmp_path, argv, words):
+    kept = tmp_path / "fig9.csv"
+    kept.write_text("an earlier result\n")
+    done = nunasim(*argv, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("nunasim: error: ") and words in done.stderr, done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["fig9.csv"]  # nothing created
+    assert kept.read_text() == "an earlier result\n"  # nothing damaged

@@ -331,7 +331,7 @@ def _deadlocked(tmp_path: Path) -> Path:
 
 COMMANDS = {
     "plan check": lambda plan, out: ["plan", "check", plan],
-    "place": lambda plan, out: ["place", plan, "--size", "64kB", "-o", out],
+    "place": lambda plan, out: ["place", plan, "--size", "64kB", "-o", out.with_suffix(".json")],
     "simulate": lambda plan, out: ["simulate", "--plan", plan, "--size", "64kB", "--stores", out],
 }
 
@@ -343,7 +343,7 @@ def test_out_of_range_offset_is_refused_with_its_location(tmp_path, capsys, comm
     assert code == 2 and stdout == ""
     assert err.startswith(f"nunasim: error: {plan}: gpu 0 tb 0 step 2: srcoff=70")
     assert "i_chunks=8" in err and "Traceback" not in err
-    assert not out.exists()
+    assert not out.exists() and not out.with_suffix(".json").exists()
 
 
 @pytest.mark.parametrize("command", ["place", "simulate"])
@@ -352,7 +352,7 @@ def test_a_plan_the_checker_refuses_is_never_placed_or_run(tmp_path, capsys, com
     code, stdout, err = run(capsys, *COMMANDS[command](plan, out))
     assert code == 2 and stdout == ""
     assert f"{plan}: gpu 0 tb 1 step 0: deadlock" in err
-    assert not out.exists()
+    assert not out.exists() and not out.with_suffix(".json").exists()
 
 
 def test_a_checker_failure_inside_the_bounds_is_refused_by_place(tmp_path, capsys):
@@ -365,7 +365,7 @@ def test_a_checker_failure_inside_the_bounds_is_refused_by_place(tmp_path, capsy
     out = tmp_path / "placement.json"
     code, _, err = run(capsys, "place", path, "-o", out)
     assert code == 2 and f"{path}: gpu" in err and "too many" in err
-    assert not out.exists()
+    assert not out.exists() and not out.with_suffix(".json").exists()
 
 
 def test_a_plan_is_proved_once_per_object(monkeypatch):

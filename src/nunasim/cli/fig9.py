@@ -13,12 +13,18 @@ from nunasim.cli.options import file_option, preset_option
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
-from nunasim.io.results import write_table
+from nunasim.io.results import check_table_path, write_table
 from nunasim.units import format_size, parse_size
 
 
-def _list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+def _list(option: str, text: str) -> list[str]:
+    """A comma-separated option's values; an empty list or an empty value is refused."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts):
+        raise ConfigError(f"{option} needs at least one value")
+    if not all(parts):
+        raise ConfigError(f"{option} {text!r} has an empty value")
+    return parts
 
 
 @click.command("fig9")
@@ -51,11 +57,13 @@ def fig9_command(
     """Speedup of each configuration over UA for direct collectives (paper Fig. 9), each
     configuration with its best threadblock count."""
     check_figure_path(png)
+    check_table_path(output)
+    pod_texts = _list("--gpus", gpus)
     try:
-        pods = [int(g) for g in _list(gpus)]
+        pods = [int(g) for g in pod_texts]
     except ValueError:
         raise ConfigError("--gpus takes whole numbers") from None
-    byte_sizes = [parse_size(s) for s in _list(sizes)]
+    byte_sizes = [parse_size(s) for s in _list("--sizes", sizes)]
     preset = load_preset(preset_name)
     bar = tqdm(desc="fig9 runs", disable=not sys.stderr.isatty(), leave=False)
 
@@ -63,7 +71,14 @@ def fig9_command(
         bar.set_postfix_str(what)
         bar.update(1)
 
-    table = speedup_table(preset, _list(collectives), byte_sizes, pods, _list(configs), progress)
+    table = speedup_table(
+        preset,
+        _list("--collectives", collectives),
+        byte_sizes,
+        pods,
+        _list("--configs", configs),
+        progress,
+    )
     bar.close()
     write_table(table, output)
     if png is not None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nunasim.errors import ConfigError
-from nunasim.io.files import write_atomically
+from nunasim.io.files import check_output, write_atomically
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -15,8 +14,9 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 def check_figure_path(path: Path | None) -> None:
-    if path is not None and path.suffix.lower() not in FIGURE_SUFFIXES:
-        raise ConfigError("the picture must be a .png, .svg or .pdf file", source=str(path))
+    """Refuse, before the run, a picture path that could not be written."""
+    if path is not None:
+        check_output(path, FIGURE_SUFFIXES, "a picture")
 
 
 def save_figure(figure: Figure, path: Path) -> None:

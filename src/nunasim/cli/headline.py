@@ -11,6 +11,7 @@ from tqdm import tqdm
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import preset_option
 from nunasim.experiments.headline import run_headline
+from nunasim.io.files import check_output_folder
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.plotting.latency import draw_latency_histograms
@@ -38,6 +39,7 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     """The 8-GPU 1 MB All-Gather under UA and NAP+NAR: completion times, speedup, and
     Fig. 10's store-latency histograms."""
     nbytes = parse_size(size)
+    check_output_folder(out_dir)
     preset = load_preset(preset_name)
     bar = tqdm(desc="simulating", disable=not sys.stderr.isatty(), leave=False)
 

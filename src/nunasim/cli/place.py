@@ -16,7 +16,7 @@ from nunasim.cli.options import (
     parse_granularity,
     preset_option,
 )
-from nunasim.io.placement_json import write_placement
+from nunasim.io.placement_json import check_placement_path, write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.policies.stats import placement_stats
@@ -72,6 +72,8 @@ def place_command(
     """Place PLAN (a built-in or a plan file) under a configuration (UA, UA+NAR, NUMA,
     NUMA+NAR, NAP, NAP+NAR, NAP*, NAP*+NAR) and report zero-load hop statistics."""
     check_figure_path(png)
+    if output is not None:
+        check_placement_path(output)
     preset = load_preset(preset_name)
     plan = load_plan(plan_name)
     scenario = Scenario(

@@ -22,7 +22,7 @@ from nunasim.cli.options import (
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
-from nunasim.io.results import write_table
+from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
 from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
@@ -115,6 +115,9 @@ def simulate_command(
     and where the time went."""
     for picture in (hist, heatmap):
         check_figure_path(picture)
+    for table in (stores_path, resources_path):
+        if table is not None:
+            check_table_path(table)
     preset = load_preset(preset_name)
     tile = load_gemm_tile(gemm_tile_file) if gemm_tiles or gemm_tile_file else None
     point = Point(

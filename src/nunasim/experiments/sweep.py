@@ -99,6 +99,9 @@ def grid_points(grid: Mapping[str, Any]) -> list[Point]:
     if missing:
         raise ConfigError(f"a sweep needs {', '.join(repr(key) for key in missing)}")
     axes = {key: _values(given.get(key, _DEFAULTS.get(key))) for key in GRID_KEYS}
+    empty = [key for key, values in axes.items() if not values]
+    if empty:
+        raise ConfigError(f"the sweep's {empty[0]!r} has no values")
     axes["plan"] = [str(plan) for plan in axes["plan"]]  # a plan file may be a Path
     axes["size"] = [parse_size(size) for size in axes["size"]]
     axes["configuration"] = [as_configuration(c) for c in axes["configuration"]]

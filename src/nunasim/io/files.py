@@ -10,6 +10,46 @@ from pathlib import Path
 from nunasim.errors import ConfigError
 
 
+def check_output(path: str | Path, suffixes: tuple[str, ...], what: str) -> Path:
+    """Refuse, before any work is done, an output path nunasim could not write at the end:
+    a suffix it does not write, a folder that does not exist or is not writable, or a
+    folder in the file's place."""
+    target = Path(path)
+    if target.suffix.lower() not in suffixes:
+        kinds = " or ".join(filter(None, (", ".join(suffixes[:-1]), suffixes[-1])))
+        raise ConfigError(f"{what} is written as {kinds}", source=str(target))
+    _check_folder(target.parent if str(target.parent) else Path("."), str(target))
+    if target.is_dir():
+        raise ConfigError("is a folder, not a file", source=str(target))
+    return target
+
+
+def check_output_folder(folder: str | Path) -> Path:
+    """Refuse a folder nunasim could not write into (one it may create must have a
+    writable parent)."""
+    target = Path(folder)
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise ConfigError("is a file, not a folder", source=str(existing))
+    _check_folder(existing, str(target))
+    return target
+
+
+def _check_folder(folder: Path, source: str) -> None:
+    if not folder.is_dir():
+        raise ConfigError("the folder to write into does not exist", source=source)
+    # Only creating a file proves a folder writable (permissions alone do not: /proc, a
+    # read-only mount, a full disk).
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".nunasim-probe.", dir=folder)
+    except OSError as exc:
+        raise ConfigError(f"cannot write into its folder: {exc.strerror}", source=source) from None
+    os.close(handle)
+    os.unlink(probe)
+
+
 def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write`` on a temporary file beside ``path``, then move it into place.
 
@@ -19,9 +59,12 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise ConfigError("the folder to write into does not exist", source=str(target))
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=target.suffix, dir=folder
-    )
+    try:
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=target.suffix, dir=folder
+        )
+    except OSError as exc:
+        raise ConfigError(f"cannot write: {exc.strerror}", source=str(target)) from None
     os.close(handle)
     try:
         write(Path(temporary))
@@ -30,6 +73,9 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
+    except OSError as exc:  # a full disk, a target that became a folder
+        Path(temporary).unlink(missing_ok=True)
+        raise ConfigError(f"cannot write: {exc.strerror}", source=str(target)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nunasim.io.files import write_atomically
+from nunasim.io.files import check_output, write_atomically
 from nunasim.mapping.address import REGION_SHIFT
 from nunasim.mapping.placement import Placement
 from nunasim.mapping.tables import page_table, threadblock_table
@@ -76,8 +76,13 @@ def placement_document(placement: Placement, plan_name: str, preset_name: str) -
     }
 
 
+def check_placement_path(path: str | Path) -> Path:
+    """Refuse, before placing, a path ``write_placement`` could not write."""
+    return check_output(path, (".json",), "a placement")
+
+
 def write_placement(
     path: str | Path, placement: Placement, plan_name: str, preset_name: str
 ) -> None:
     text = json.dumps(placement_document(placement, plan_name, preset_name), indent=1)
-    write_atomically(path, lambda tmp: tmp.write_text(text + "\n"))
+    write_atomically(check_placement_path(path), lambda tmp: tmp.write_text(text + "\n"))

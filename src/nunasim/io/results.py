@@ -7,11 +7,18 @@ from pathlib import Path
 import pandas as pd
 
 from nunasim.errors import ConfigError
-from nunasim.io.files import write_atomically
+from nunasim.io.files import check_output, write_atomically
+
+TABLE_SUFFIXES = (".csv", ".parquet")
+
+
+def check_table_path(path: str | Path) -> Path:
+    """Refuse a table path ``write_table`` could not write, before the run that fills it."""
+    return check_output(path, TABLE_SUFFIXES, "a result table")
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
-    target = Path(path)
+    target = check_table_path(path)
     suffix = target.suffix.lower()
     if suffix == ".csv":
         return write_atomically(target, lambda tmp: table.to_csv(tmp, index=False))
