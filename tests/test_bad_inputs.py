@@ -103,3 +103,10 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path, argv, words):
     assert done.stderr.startswith("nunasim: error: ") and words in done.stderr, done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["fig9.csv"]  # nothing created
     assert kept.read_text() == "an earlier result\n"  # nothing damaged
+
+
+@pytest.mark.parametrize("command", [["simulate"], ["place", "allgather"]])
+def test_a_negative_seed_is_a_usage_error(tmp_path, command):
+    done = nunasim(*command, "--seed", "-1", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Invalid value for '--seed'" in done.stderr

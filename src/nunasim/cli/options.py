@@ -20,6 +20,14 @@ preset_option = click.option(
     help="A shipped preset's name or a preset file.",
 )
 
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the random choices (the unaware dispatcher's order): 0 or more.",
+)
+
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object instead of text."
 )

@@ -15,6 +15,7 @@ from nunasim.cli.options import (
     layout_option,
     parse_granularity,
     preset_option,
+    seed_option,
 )
 from nunasim.io.placement_json import check_placement_path, write_placement
 from nunasim.io.plans import load_plan
@@ -36,7 +37,7 @@ from nunasim.units import format_size
     show_default=True,
     help="NAR domains (a valid granularity of the preset) or 'auto'.",
 )
-@click.option("--seed", default=0, show_default=True, type=int)
+@seed_option
 @click.option(
     "--group-by",
     "grouping",

@@ -18,6 +18,7 @@ from nunasim.cli.options import (
     parse_granularity,
     parse_threadblocks,
     preset_option,
+    seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.experiments.sweep import Point, point_scenario
@@ -58,7 +59,7 @@ from nunasim.units import format_size, parse_size
     default=None,
     help="An MSCCL XML or MSCCL++ JSON plan instead of a built-in.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option(
     "--gemm-tiles",
     type=int,
