@@ -86,6 +86,7 @@ OPTION_CASES = [
     ("histogram unwritable", ["simulate", "--hist", "/proc/h.png"], "cannot write"),
     ("resources unwritable", ["simulate", "--resources", "/proc/r.csv"], "cannot write"),
     ("placement as text", ["place", "allgather", "-o", "p.txt"], "written as .json"),
+    ("granularity UA cannot use", ["simulate", "--config", "UA", "--nar", "8"], "does not apply"),
     ("headline size 0", ["headline", "--size", "0", "--out", "new"], "must be positive"),
     ("headline unwritable", ["headline", "--out", "/proc/out"], "cannot write"),
 ]

@@ -57,6 +57,11 @@ class Configuration:
             raise ConfigError(
                 f"a NAR granularity is a number of domains or 'auto', not {self.granularity!r}"
             )
+        if self.granularity not in ("auto", 1) and not self.uses_domains:
+            raise ConfigError(
+                f"{self.name} neither routes over NAR domains nor places by them, so a "
+                f"granularity of {self.granularity} does not apply (use 'auto' or 1)"
+            )
 
     @classmethod
     def parse(cls, name: str, granularity: int | str = "auto") -> Configuration:
@@ -79,6 +84,14 @@ class Configuration:
     def uses_domains(self) -> bool:
         """Whether its granularity changes anything (NAR routing or NAP's domains)."""
         return uses_domains(configuration(self.name))
+
+    def describe_domains(self, granularity: int) -> str:
+        """What ``granularity`` domains mean under this configuration, for a report."""
+        if self.nar:
+            return f"{granularity} NAR domains"
+        if self.uses_domains:
+            return f"{granularity} placement domains, baseline routing"
+        return "baseline routing"
 
     def __str__(self) -> str:
         return self.name

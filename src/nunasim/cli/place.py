@@ -106,7 +106,7 @@ def place_command(
             0,
             placement.granularity,
             f"{plan.name} at {format_size(nbytes)}, {config_name} "
-            f"({placement.granularity} NAR domains), GPU 0",
+            f"({scenario.configuration.describe_domains(placement.granularity)}), GPU 0",
         )
         save_figure(figure, png)
     if as_json:

@@ -184,7 +184,7 @@ def simulate_command(
     latency, parts = summary["store_latency_ns"], summary["store_breakdown_ns"]
     click.echo(
         f"{plan.name} at {format_size(nbytes)} on {preset.name}, {config_name} "
-        f"({placement.granularity} NAR domains)\n"
+        f"({point.configuration.describe_domains(placement.granularity)})\n"
         f"  completion     {summary['completion_ns']:.1f} ns (lower bound "
         f"{summary['lower_bound_ns']:.1f} ns)\n"
         f"  store latency  mean {latency['mean']:.1f}, p50 {latency['p50']:.1f}, p99 "
