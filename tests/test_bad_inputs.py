@@ -87,6 +87,17 @@ OPTION_CASES = [
     ("resources unwritable", ["simulate", "--resources", "/proc/r.csv"], "cannot write"),
     ("placement as text", ["place", "allgather", "-o", "p.txt"], "written as .json"),
     ("granularity UA cannot use", ["simulate", "--config", "UA", "--nar", "8"], "does not apply"),
+    (
+        "plan file with --tbs",
+        [
+            "simulate",
+            "--plan",
+            CORPUS.parent / "fixtures" / "plans" / "allreduce.json",
+            "--tbs",
+            "4",
+        ],
+        "drop --tbs",
+    ),
     ("headline size 0", ["headline", "--size", "0", "--out", "new"], "must be positive"),
     ("headline unwritable", ["headline", "--out", "/proc/out"], "cannot write"),
 ]

@@ -21,12 +21,28 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
+from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
 from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
+
+
+def _refuse_what_the_plan_fixes() -> None:
+    """A plan file fixes the collective, the algorithm, the GPUs and the threadblocks: an
+    option that would change them is a conflict, not something to ignore."""
+    context = click.get_current_context()
+    given = [
+        f"--{name}"
+        for name in ("collective", "algorithm", "gpus", "tbs")
+        if context.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+    ]
+    if given:
+        raise ConfigError(
+            f"--plan fixes the collective, algorithm, GPUs and threadblocks; drop {given[0]}"
+        )
 
 
 @click.command("simulate")
@@ -114,6 +130,8 @@ def simulate_command(
 ) -> None:
     """Simulate a collective at flit granularity and report completion time, store latency
     and where the time went."""
+    if plan_file:
+        _refuse_what_the_plan_fixes()
     for picture in (hist, heatmap):
         check_figure_path(picture)
     for table in (stores_path, resources_path):
