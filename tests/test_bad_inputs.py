@@ -35,13 +35,20 @@ def _huge_file(folder: Path) -> Path:
     return path
 
 
-def _huge_value(folder: Path) -> Path:
-    path = folder / "huge-value.yaml"
-    original = (
-        Path(__file__).parents[1] / "src" / "nunasim" / "hardware" / "presets" / "nextgen-4die.yaml"
-    ).read_text()
-    path.write_text(original.replace("clock: 1.2GHz", "clock: " + "9" * 500_000 + "GHz"))
+def _shipped_preset_with(folder: Path, name: str, old: str, new: str) -> Path:
+    """The shipped nextgen-4die preset with ``old`` replaced by ``new``, as a file."""
+    shipped = Path(__file__).parents[1] / "src" / "nunasim" / "hardware" / "presets"
+    original = (shipped / "nextgen-4die.yaml").read_text()
+    assert old in original
+    path = folder / name
+    path.write_text(original.replace(old, new))
     return path
+
+
+def _huge_value(folder: Path) -> Path:
+    return _shipped_preset_with(
+        folder, "huge-value.yaml", "clock: 1.2GHz", "clock: " + "9" * 500_000 + "GHz"
+    )
 
 
 # (case, how to get the preset file, what the message must say)
@@ -122,3 +129,12 @@ def test_a_negative_seed_is_a_usage_error(tmp_path, command):
     done = nunasim(*command, "--seed", "-1", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "Invalid value for '--seed'" in done.stderr
+
+
+def test_a_run_beyond_the_engines_time_range_is_refused_before_it_runs(tmp_path):
+    preset = _shipped_preset_with(
+        tmp_path, "slow-ports.yaml", "port_bandwidth: 50GB/s", "port_bandwidth: 1kB/s"
+    )
+    done = nunasim("simulate", "--preset", preset, "--tbs", "7", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "of simulated time, more than the packet engine's" in done.stderr

@@ -14,6 +14,7 @@ from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
 from nunasim.engine.analytic import lower_bound_ps
 from nunasim.engine.lower import lower
+from nunasim.engine.packet.core import TIME_LIMIT_PS
 from nunasim.engine.packet.engine import simulate
 from nunasim.engine.result import RunInfo, SimResult, build_result
 from nunasim.errors import ConfigError
@@ -21,7 +22,7 @@ from nunasim.hardware import Pod, Preset
 from nunasim.mapping.placement import Placement
 from nunasim.policies.background import place_gemm
 from nunasim.policies.place import CONFIGURATIONS, configuration, place, uses_domains
-from nunasim.units import parse_size
+from nunasim.units import format_time, parse_size
 from nunasim.workload import GemmTile
 
 NAR = "+NAR"  # the suffix of a configuration name that routes over NAR domains
@@ -196,8 +197,15 @@ class Scenario:
                 placement.address_map, self.plan.ngpus, self.gemm_tiles, self.gemm_tile, self.seed
             )
         lowered = lower(self.pod, self.plan, placement, self.dtype, background)
+        bound = lower_bound_ps(lowered)
+        if bound >= TIME_LIMIT_PS:
+            raise ConfigError(
+                f"this run takes at least {format_time(bound)} of simulated time, more than "
+                f"the packet engine's {format_time(TIME_LIMIT_PS)}: a smaller collective or "
+                "faster hardware (the slowest resource sets the bound)"
+            )
         trace = simulate(lowered)
-        result = build_result(trace, lower_bound_ps(lowered), self.pod.socket.l1_latency_ps)
+        result = build_result(trace, bound, self.pod.socket.l1_latency_ps)
         return replace(result, info=self._info(placement))
 
     def _info(self, placement: Placement) -> RunInfo:
