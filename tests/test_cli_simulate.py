@@ -1,11 +1,15 @@
 """``nunasim simulate`` and ``nunasim headline``."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from cli_run import run
+from nunasim.io.plans import load_plan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "plans"
 
 
 def test_simulate_json_has_the_promised_fields(capsys):
@@ -84,9 +88,27 @@ def test_headline(tmp_path, capsys):
     )
     assert code == 0
     assert "speedup of NAP+NAR over UA" in out
+    assert "paper" not in out  # the paper's figures are of 8 GPUs at 1 MB, not this
     table = pd.read_csv(tmp_path / "headline.csv")
     assert list(table["config"]) == ["UA", "NAP+NAR"]
+    assert table["paper_mean_ns"].isna().all()
     assert (tmp_path / "fig10.png").stat().st_size > 10_000
+
+
+def test_headline_takes_a_plan_file_at_its_own_threadblocks(tmp_path, capsys):
+    plan = FIXTURES / "ag-1k-512k.xml"
+    code, out, _ = run(capsys, "headline", "--plan", plan, "--size", "64kB", "--out", tmp_path)
+    assert code == 0, out
+    table = pd.read_csv(tmp_path / "headline.csv")
+    assert set(table["threadblocks"]) == {load_plan(str(plan)).threadblocks_per_gpu[0]}
+
+
+def test_the_paper_figures_belong_to_their_experiment():
+    from nunasim.experiments.headline import paper_fig10_ns
+
+    assert paper_fig10_ns("allgather", 8, 10**6) == {"UA": (920, 1320), "NAP+NAR": (780, 1180)}
+    assert paper_fig10_ns("alltoall", 8, 10**6) == {}
+    assert paper_fig10_ns("allgather", 8, 2**20) == {}
 
 
 def test_heatmap_draws_the_loaded_links(tmp_path, capsys):

@@ -13,17 +13,28 @@ from importlib import resources
 
 import pandas as pd
 
+from nunasim.collectives.builtins import is_builtin_name
 from nunasim.engine.result import SimResult
 from nunasim.experiments.sweep import grid_points, run_point
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_yaml
-from nunasim.units import PS_PER_NS
+from nunasim.units import PS_PER_NS, parse_size
 
 
-def paper_fig10_ns() -> dict[str, tuple[float, float]]:
-    """The paper's Fig. 10 (mean, max) store latencies per configuration (``paper.yaml``)."""
+def paper_fig10_ns(
+    collective: str = "allgather", gpus: int = 8, size: int = 10**6
+) -> dict[str, tuple[float, float]]:
+    """The paper's Fig. 10 (mean, max) store latencies per configuration (``paper.yaml``),
+    for the experiment they are of; none for any other collective, pod or size."""
     text = resources.files("nunasim.experiments").joinpath("paper.yaml").read_text()
-    fig10 = load_yaml(text, "builtin:paper.yaml")["fig10"]
+    fig10 = dict(load_yaml(text, "builtin:paper.yaml")["fig10"])
+    experiment = fig10.pop("experiment")
+    if (collective, gpus, size) != (
+        experiment["collective"],
+        experiment["gpus"],
+        parse_size(experiment["size"]),
+    ):
+        return {}
     return {config: (float(v["mean_ns"]), float(v["max_ns"])) for config, v in fig10.items()}
 
 
@@ -48,18 +59,21 @@ def run_headline(
     configs: tuple[str, ...] = ("UA", "NAP+NAR"),
     progress: Callable[[str], None] | None = None,
 ) -> Headline:
-    """``plan_name`` names a built-in; without ``tbs=`` in it, each configuration runs with
-    its best-performing threadblock count (``best_threadblocks``)."""
+    """``plan_name`` names a built-in or a plan file; a built-in without ``tbs=`` runs each
+    configuration with its best-performing threadblock count (``best_threadblocks``), a
+    file or a ``tbs=`` with its own."""
+    searched = is_builtin_name(plan_name) and "tbs=" not in plan_name
     grid = {
         "plan": plan_name,
         "size": size,
         "configuration": list(configs),
-        "threadblocks": None if "tbs=" in plan_name else "auto",
+        "threadblocks": "auto" if searched else None,
     }
     results = {
         point.configuration.name: run_point(point, preset, progress) for point in grid_points(grid)
     }
-    paper_figures = paper_fig10_ns()
+    first = next(iter(results.values())).to_row()
+    paper_figures = paper_fig10_ns(first["collective"], first["gpus"], size)
     rows = []
     for config, result in results.items():
         row = result.to_row()
