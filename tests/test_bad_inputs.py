@@ -105,6 +105,12 @@ OPTION_CASES = [
         ],
         "drop --tbs",
     ),
+    ("size of a terabyte", ["simulate", "--size", "1TB", "--tbs", "7"], "GB of arrays"),
+    ("size of 1e30 bytes", ["simulate", "--size", "1e30", "--tbs", "7"], "more than the packet"),
+    ("64 GPUs at 1 GB", ["simulate", "--gpus", "64", "--size", "1GB"], "at most about"),
+    ("100,000 GPUs", ["simulate", "--gpus", "100000", "--tbs", "1"], "more than 1,024 GPUs"),
+    ("100,000 threadblocks", ["simulate", "--tbs", "100000"], "threadblocks"),
+    ("plan of 100,000 GPUs", ["plan", "show", "allgather:gpus=100000"], "more than 1,024"),
     ("headline size 0", ["headline", "--size", "0", "--out", "new"], "must be positive"),
     ("headline unwritable", ["headline", "--out", "/proc/out"], "cannot write"),
 ]

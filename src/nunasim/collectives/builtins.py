@@ -100,6 +100,13 @@ def _split(name: str) -> tuple[str, list[str]]:
     return f"{parts[0]}:{DEFAULT_ALGORITHM}", parts[1:]
 
 
+# Far beyond the paper's pods (64 GPUs, 1,008 threadblocks each), and still small enough
+# that building and proving the plan takes seconds, not the machine's memory.
+MAX_GPUS = 1024
+MAX_THREADBLOCKS = 1 << 16  # over the whole pod
+MAX_CHUNKS = 1 << 16  # per GPU's share of the collective
+
+
 def is_builtin_name(text: str) -> bool:
     """Whether ``text`` names a built-in algorithm (its parameters are checked on building)."""
     return _split(text)[0] in ALGORITHMS
@@ -161,6 +168,14 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
     chunks = params.get("chunks", algorithm.default_chunks(gpus, tbs))
     if tbs < 1 or chunks < 1:
         raise ConfigError("tbs and chunks must be at least 1", source=name)
+    if gpus > MAX_GPUS:
+        raise ConfigError(f"gpus={gpus} is more than {MAX_GPUS:,} GPUs", source=name)
+    if gpus * tbs > MAX_THREADBLOCKS:
+        raise ConfigError(
+            f"{gpus} GPUs x tbs={tbs} is more than {MAX_THREADBLOCKS:,} threadblocks", source=name
+        )
+    if chunks > MAX_CHUNKS:
+        raise ConfigError(f"chunks={chunks} is more than {MAX_CHUNKS:,}", source=name)
     extra = {k: params[k] for k in algorithm.extra if k in params}
     if "inplace" in extra:
         if extra["inplace"] not in (0, 1):

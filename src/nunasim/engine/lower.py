@@ -68,6 +68,7 @@ from nunasim.workload import DTYPE_BYTES
 
 # About 300 bytes of arrays per message once lowered (and more while lowering), so 20 M
 # messages is several GB: beyond that the packet engine is the wrong tool.
+BYTES_PER_MESSAGE = 300
 MAX_MESSAGES = 20_000_000
 
 
@@ -167,6 +168,29 @@ def lower(
         numbers = parts[0].next_numbers()
         parts.append(lower_background(pod, placement.address_map, background, plan.ngpus, numbers))
     return _lowered(pod, plan.ngpus, join(parts))
+
+
+def admit(plan: Plan, chunk_bytes: int, line_bytes: int, max_messages: int = MAX_MESSAGES) -> int:
+    """The messages lowering ``plan`` would make, counted before anything is placed or
+    allocated; a run beyond ``max_messages`` is refused with the count and what would fit."""
+    accesses = plan_accesses(plan)
+    # At least one message per line of every chunk accessed, in Python integers, so that
+    # an absurd size is refused before any fixed-width arithmetic could overflow.
+    at_least = int(accesses.count.sum()) * -(-chunk_bytes // line_bytes)
+    expected = (
+        at_least
+        if at_least > max_messages
+        else _collective_messages(plan, accesses, chunk_bytes, line_bytes)
+    )
+    if expected > max_messages:
+        fits = plan.chunks_per_size * chunk_bytes * max_messages // expected
+        raise ConfigError(
+            f"this run would simulate {expected:,} messages (one per line for every source "
+            f"and destination, about {expected * BYTES_PER_MESSAGE / 1e9:,.1f} GB of arrays), "
+            f"more than the packet engine's limit of {max_messages:,}: use a collective size "
+            f"of at most about {max(fits, 1):,} bytes, or fewer GPUs"
+        )
+    return expected
 
 
 def _refuse_beyond(expected: int, max_messages: int) -> None:
