@@ -88,6 +88,40 @@ def test_a_lone_packet_takes_exactly_its_path_latency(small):
     assert (latency == zero_load).mean() > 0.98
 
 
+@pytest.fixture(scope="module")
+def reference():
+    return load_preset("mesh8x8-vc").socket  # the reference virtual-channel router, 8 x 8
+
+
+@pytest.mark.parametrize("flits", [1, 2, 4])
+def test_reference_router_zero_load_is_7_plus_5_per_hop(reference, flits):
+    """Every ordered pair of the 8 x 8 mesh, each packet alone: injection channel (1),
+    h hops of pipeline and link (4 + 1), the last router's pipeline (4), the ejection
+    channel (1) and the flit received in full (1): 7 + 5h cycles, and P - 1 more for the
+    other flits of a P-flit packet."""
+    n = reference.mesh.routers
+    src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    apart = src != dst
+    src, dst = src[apart], dst[apart]
+    gap_ps = 1_000_000  # far longer than any packet takes: every packet finds the mesh empty
+    inject = np.arange(len(src), dtype=np.int64) * gap_ps
+    packets = Traffic(np.zeros(len(src), dtype=np.int64), src, dst)
+    done = run_core(noc_inputs(reference, packets, inject, flits, len(src)))
+    tail = (flits - 1) * reference.flit_spacing_ps
+    cycles = ps_to_cycles(done.outputs.msg_done + tail - inject, reference.noc_clock_hz)
+    hops = reference.router_paths.hops[src, dst]
+    assert set(hops) == set(range(1, 15))
+    assert (cycles == 7 + 5 * hops + flits - 1).all()
+
+
+def test_reference_router_low_load_latency_is_its_zero_load(reference):
+    noc = run_noc(reference, "uniform", 0.002, 4, cycles=3000, warmup=0, seed=0)
+    latency, zero_load = noc.latency_ps(), noc.zero_load_ps()
+    hops = reference.router_paths.hops[noc.packets.src[noc.measured], noc.packets.dst[noc.measured]]
+    assert (zero_load == 1000 * (7 + 5 * hops + 3)).all()
+    assert (latency >= zero_load).all() and (latency == zero_load).mean() > 0.98
+
+
 # --- (2) accepted = offered below saturation ------------------------------------------------
 
 

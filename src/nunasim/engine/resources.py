@@ -74,8 +74,8 @@ def build_resources(pod: Pod, numbering: ResourceNumbering) -> Resources:
         EGRESS: (pod.port_flit_ps, pod.port_flit_ps),
         PLANE_OUT: (pod.port_flit_ps, 0),
         STACK: (stack_flit, [s.latency_ps for s in socket.stacks]),
-        INJECT: (socket.link_flit_ps, 0),
-        EJECT: (socket.link_flit_ps, 0),
+        INJECT: (socket.injection_flit_ps, socket.injection_latency_ps),
+        EJECT: (socket.ejection_flit_ps, socket.ejection_latency_ps),
     }
     occ, lat, kind, gpu, index = [], [], [], [], []
     for k in KINDS:
