@@ -1,5 +1,6 @@
 """``nunasim noc``: synthetic traffic on one socket's mesh (docs/noc.md)."""
 
+import dataclasses
 import inspect
 import json
 from itertools import pairwise
@@ -120,6 +121,80 @@ def test_reference_router_low_load_latency_is_its_zero_load(reference):
     hops = reference.router_paths.hops[noc.packets.src[noc.measured], noc.packets.dst[noc.measured]]
     assert (zero_load == 1000 * (7 + 5 * hops + 3)).all()
     assert (latency >= zero_load).all() and (latency == zero_load).mean() > 0.98
+
+
+# --- credit flow control (the reference router) --------------------------------------------
+
+
+def _without_credits(socket):
+    return dataclasses.replace(
+        socket, router=dataclasses.replace(socket.router, flow_control="none")
+    )
+
+
+def test_a_full_buffer_stops_its_upstream_link(reference):
+    """Router b's own packets and a's packets compete for the link b -> c; a's packets wait
+    for it in b's input buffer, whose two VCs they fill, and a's last packet, bound for b
+    itself, cannot enter the link a -> b until one of them has left b: head-of-line
+    blocking of a flow that never uses the congested link. Without credits it only queues
+    behind a's six packets on a -> b."""
+    a, b, c = 0, 1, 2
+    src = [b] * 10 + [a] * 6 + [a]
+    dst = [c] * 10 + [c] * 6 + [b]
+    packets = Traffic(np.zeros(17, dtype=np.int64), np.array(src), np.array(dst))
+    inject = np.zeros(17, dtype=np.int64)
+
+    def heads(socket):
+        return run_core(noc_inputs(socket, packets, inject, 1, 17)).outputs.msg_done
+
+    free = heads(_without_credits(reference))
+    assert free[16] == 1000 * (7 + 5 * 1 + 6)  # zero load plus six flits ahead on a -> b
+    blocked = heads(reference)
+    assert blocked[16] > free[16] + 30_000
+    # It took the VC the fifth of a's packets to c left behind at b.
+    assert blocked[16] > blocked[14]
+    assert (blocked >= free).all()
+
+
+@pytest.mark.parametrize("flits", [1, 4])
+def test_credits_bound_accepted_throughput(reference, flits):
+    """Accepted throughput never exceeds the offered load (to the sampling noise of a finite
+    window) or the channel-load bound, and latency rises with load."""
+    bound = channel_bound(reference, "uniform")
+    latency = []
+    for rate in (0.02, 0.08, 0.2, 0.45):
+        r = run_noc(reference, "uniform", rate, flits, cycles=2000, warmup=500, seed=2).result()
+        assert r.accepted_flits_per_node_cycle <= 1.02 * r.offered_flits_per_node_cycle
+        assert r.accepted_flits_per_node_cycle <= bound
+        latency.append(r.avg_latency_cycles)
+    assert latency == sorted(latency)
+    assert latency[-1] > 3 * latency[0]
+
+
+def test_one_flit_packets_saturate_before_four_flit_packets(reference):
+    """A VC holds one packet at a time, for the router pipeline and the credit's way back
+    whatever the packet's length: short packets use a VC's time worst."""
+    bound = channel_bound(reference, "uniform")
+    rate = 0.2  # below 0.5 of the channel-load bound
+    assert rate < 0.5 * bound
+    short = run_noc(reference, "uniform", rate, 1, cycles=2000, warmup=500, seed=3).result()
+    long = run_noc(reference, "uniform", rate, 4, cycles=2000, warmup=500, seed=3).result()
+    assert short.saturated and not long.saturated
+    # Without credits both carry the load: the buffers, not the links, saturate.
+    free = run_noc(_without_credits(reference), "uniform", rate, 1, cycles=2000, warmup=500, seed=3)
+    assert not free.result().saturated
+
+
+def test_credit_runs_are_deterministic_and_compiled_equals_python(reference):
+    one = run_noc(reference, "uniform", 0.3, 2, cycles=300, warmup=50, seed=1)
+    two = run_noc(reference, "uniform", 0.3, 2, cycles=300, warmup=50, seed=1)
+    assert (one.head_ps == two.head_ps).all() and one.events == two.events
+    if not hasattr(core._loop, "py_func"):
+        return  # running uncompiled already (NUNASIM_NO_JIT=1)
+    inputs = noc_inputs(reference, one.packets, one.inject_ps, 2, one.stop)
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
+    assert core._loop.py_func(*inputs, *outputs) == one.events
+    assert (outputs.msg_done == one.head_ps).all()
 
 
 # --- (2) accepted = offered below saturation ------------------------------------------------

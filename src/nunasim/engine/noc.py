@@ -311,7 +311,12 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
         ]
     )
     kind = np.repeat([LINK, INJECT, EJECT], [mesh.link_slots, ports, ports])
-    return resource_rows(occ, lat, kind)
+    # The links and the injection channels feed the routers' input buffers.
+    vcs = np.where(kind == EJECT, 0, socket.credit_vcs)
+    credit_ps = np.repeat(
+        [socket.link_credit_ps, socket.injection_latency_ps, 0], [mesh.link_slots, ports, ports]
+    )
+    return resource_rows(occ, lat, kind, vcs, np.where(vcs > 0, credit_ps, 0))
 
 
 def noc_inputs(

@@ -235,6 +235,18 @@ class Socket:
         cycles = r.pipeline_stages + r.ejection_latency_cycles
         return cycles_to_ps(cycles, self.noc_clock_hz) + self.ejection_flit_ps
 
+    @cached_property
+    def credit_vcs(self) -> int:
+        """Virtual channels of an input buffer under credit flow control; 0 without it."""
+        r = self.router
+        return r.virtual_channels if r is not None and r.flow_control == "credit" else 0
+
+    @cached_property
+    def link_credit_ps(self) -> int:
+        """A credit's way back over a link: the link's latency."""
+        r = self.router
+        return 0 if r is None else cycles_to_ps(r.link_latency_cycles, self.noc_clock_hz)
+
     @property
     def endpoint_latency_ps(self) -> int:
         return self.injection_latency_ps + self.ejection_latency_ps
