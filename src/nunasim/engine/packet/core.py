@@ -259,41 +259,6 @@ def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
 
 
 @jit
-def _serve(m, p, e, t, arrived, res, route, pos, held, hk, hp, n, seq, stamps):
-    """Message ``m``, at its route entry ``p`` (resource ``e``) since ``arrived``, starts on
-    ``e`` at ``t`` or once it is free, and goes on after its latency; the virtual channel it
-    held upstream is handed back once it has left that buffer."""
-    msg_port_in, msg_port_out, msg_dst_in, msg_stack_in = stamps
-    pos[m] = p + 1
-    start = res[e, FREE_AT]
-    if start < t:
-        start = t
-    if start - arrived > res[e, WAIT_MAX]:
-        res[e, WAIT_MAX] = start - arrived
-    res[e, FREE_AT] = start + res[e, OCC]
-    res[e, FLITS] += 1
-    k = res[e, KIND]
-    leave = start + res[e, LAT]
-    if k != LINK:  # most hops are links, which stamp nothing
-        if k == EGRESS:
-            msg_port_in[m] = arrived
-            msg_port_out[m] = leave
-        elif k == PLANE_OUT:
-            msg_dst_in[m] = leave
-        elif k == STACK:
-            msg_stack_in[m] = arrived
-    h = held[m]
-    if h >= 0:
-        back = start + res[e, OCC] + res[h, CREDIT_PS]
-        n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
-        seq += 1
-    held[m] = e if res[e, VCS] > 0 else -1
-    n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, (m << EV_BITS) | EV_ROUTE)
-    seq += 1
-    return n, seq
-
-
-@jit
 def _loop(
     res,
     tb_cu,
@@ -374,8 +339,8 @@ def _loop(
     wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a credit, FIFO
     wq_tail = np.full(nres, -1, dtype=np.int64)
     wnext = np.full(nmsg, -1, dtype=np.int64)
-    arrived = np.zeros(nmsg, dtype=np.int64)  # when a waiting message reached its resource
-    stamps = (msg_port_in, msg_port_out, msg_dst_in, msg_stack_in)
+    arrived = np.zeros(nmsg, dtype=np.int64)  # when a message reached its next resource
+    granted = np.zeros(nmsg, dtype=np.bool_)  # woken with a VC of its next resource
     # A message has at most one event pending, and each VC at most one credit in flight.
     cap = nmsg + nlo + nsteps + 2
     if flow:
@@ -467,20 +432,20 @@ def _loop(
             if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
                 if flow:
-                    if res[e, VCS] > 0:
-                        if credits[e] == 0:  # every VC downstream is taken: wait for one
-                            arrived[m] = t
-                            wnext[m] = -1
-                            if wq_tail[e] < 0:
-                                wq_head[e] = m
-                            else:
-                                wnext[wq_tail[e]] = m
-                            wq_tail[e] = m
-                            continue
-                        credits[e] -= 1
-                    n, seq = _serve(m, p, e, t, t, res, route, pos, held, hk, hp, n, seq, stamps)
-                    continue
-                # Without flow control, the same as _serve minus the credits: the hot path.
+                    if granted[m]:  # woken by a credit, which it already holds
+                        granted[m] = False
+                    else:
+                        arrived[m] = t
+                        if res[e, VCS] > 0:
+                            if credits[e] == 0:  # every VC downstream is taken: wait
+                                wnext[m] = -1
+                                if wq_tail[e] < 0:
+                                    wq_head[e] = m
+                                else:
+                                    wnext[wq_tail[e]] = m
+                                wq_tail[e] = m
+                                continue
+                            credits[e] -= 1
                 pos[m] = p + 1
                 start = res[e, FREE_AT]
                 if start < t:
@@ -499,6 +464,16 @@ def _loop(
                         msg_dst_in[m] = leave
                     elif k == STACK:
                         msg_stack_in[m] = t
+                if flow:
+                    if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
+                        res[e, WAIT_MAX] = start - arrived[m]
+                    # The VC held upstream is free once this message has left that buffer.
+                    h = held[m]
+                    if h >= 0:
+                        back = start + res[e, OCC] + res[h, CREDIT_PS]
+                        n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                        seq += 1
+                    held[m] = e if res[e, VCS] > 0 else -1
                 n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
@@ -555,12 +530,13 @@ def _loop(
             if m < 0:
                 credits[e] += 1
                 continue
-            # The first waiter takes the returned VC at once.
+            # The first waiter takes the returned VC and moves on now.
             wq_head[e] = wnext[m]
             if wq_head[e] < 0:
                 wq_tail[e] = -1
-            w = arrived[m]
-            n, seq = _serve(m, pos[m], e, t, w, res, route, pos, held, hk, hp, n, seq, stamps)
+            granted[m] = True
+            n = _push(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+            seq += 1
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]
