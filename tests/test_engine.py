@@ -199,3 +199,17 @@ def test_credit_flow_control_in_a_collective(config):
     kinds = lowered.resources.kind[lowered.resources.vcs > 0]
     assert set(kinds.tolist()) == {LINK, INJECT}
     assert_conserved(plan, placement, lowered, trace)
+
+
+def test_uncompiled_engine_gives_the_same_answer_under_credits():
+    code = (
+        "from dataclasses import replace;"
+        "from nunasim.io.presets import load_preset;"
+        "from nunasim.collectives.builtins import builtin_plan;"
+        "from nunasim.scenario import Scenario;"
+        "pod = replace(load_preset('mesh8x8-vc').pod, sockets=4);"
+        "r = Scenario(pod, builtin_plan('allgather:direct:gpus=4'), 20000, 'NAP+NAR').run();"
+        "print(r.completion_ps, r.events, int(r.stores['latency_ps'].sum()))"
+    )
+    compiled, uncompiled = outputs_compiled_and_not(code)
+    assert compiled == uncompiled
