@@ -492,6 +492,8 @@ def test_bad_input_is_a_config_error(small, kwargs):
         ["--preset", "no-such-preset"],
         ["--traffic", "hotspot", "--hotspot", "6,0"],
         ["--traffic", "hotspot", "--hotspot", "middle"],
+        ["--rates", "0.1,high"],
+        ["--rates", "0.1,1.5"],
     ],
 )
 def test_bad_input_exits_2(capsys, argv):
@@ -553,3 +555,19 @@ def test_noc_command_text(capsys):
     assert code == 0
     assert "hotspot (0.2 to (0, 0))" in out
     assert "accepted" in out and "latency" in out and "saturated      no" in out
+
+
+def test_noc_command_sweeps_rates(capsys):
+    argv = ["noc", "--preset", "mesh8x8-vc", "--cycles", "500", "--warmup", "100"]
+    code, out, _ = run(capsys, *argv, "--rates", "0.02,0.3", "--packet-flits", "4", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [row["rate"] for row in rows] == [0.02, 0.3]
+    assert all(row["preset"] == "mesh8x8-vc" and row["packet_flits"] == 4 for row in rows)
+    # The same seed: each row is the run of that rate alone.
+    alone = run_noc(load_preset("mesh8x8-vc").socket, "uniform", 0.3, 4, 500, 100, seed=0)
+    assert rows[1]["avg_latency_cycles"] == alone.result().avg_latency_cycles
+    code, out, _ = run(capsys, *argv, "--rates", "0.02,0.3")
+    assert code == 0
+    lines = out.splitlines()
+    assert "rate" in lines[1] and len(lines) == 4
