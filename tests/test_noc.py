@@ -1,5 +1,6 @@
 """``nunasim noc``: synthetic traffic on one socket's mesh (docs/noc.md)."""
 
+import dataclasses
 import inspect
 import json
 from itertools import pairwise
@@ -86,6 +87,114 @@ def test_a_lone_packet_takes_exactly_its_path_latency(small):
     )
     # At this load almost no packet meets another.
     assert (latency == zero_load).mean() > 0.98
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return load_preset("mesh8x8-vc").socket  # the reference virtual-channel router, 8 x 8
+
+
+@pytest.mark.parametrize("flits", [1, 2, 4])
+def test_reference_router_zero_load_is_7_plus_5_per_hop(reference, flits):
+    """Every ordered pair of the 8 x 8 mesh, each packet alone: injection channel (1),
+    h hops of pipeline and link (4 + 1), the last router's pipeline (4), the ejection
+    channel (1) and the flit received in full (1): 7 + 5h cycles, and P - 1 more for the
+    other flits of a P-flit packet."""
+    n = reference.mesh.routers
+    src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    apart = src != dst
+    src, dst = src[apart], dst[apart]
+    gap_ps = 1_000_000  # far longer than any packet takes: every packet finds the mesh empty
+    inject = np.arange(len(src), dtype=np.int64) * gap_ps
+    packets = Traffic(np.zeros(len(src), dtype=np.int64), src, dst)
+    done = run_core(noc_inputs(reference, packets, inject, flits, len(src)))
+    tail = (flits - 1) * reference.flit_spacing_ps
+    cycles = ps_to_cycles(done.outputs.msg_done + tail - inject, reference.noc_clock_hz)
+    hops = reference.router_paths.hops[src, dst]
+    assert set(hops) == set(range(1, 15))
+    assert (cycles == 7 + 5 * hops + flits - 1).all()
+
+
+def test_reference_router_low_load_latency_is_its_zero_load(reference):
+    noc = run_noc(reference, "uniform", 0.002, 4, cycles=3000, warmup=0, seed=0)
+    latency, zero_load = noc.latency_ps(), noc.zero_load_ps()
+    hops = reference.router_paths.hops[noc.packets.src[noc.measured], noc.packets.dst[noc.measured]]
+    assert (zero_load == 1000 * (7 + 5 * hops + 3)).all()
+    assert (latency >= zero_load).all() and (latency == zero_load).mean() > 0.98
+
+
+# --- credit flow control (the reference router) --------------------------------------------
+
+
+def _without_credits(socket):
+    return dataclasses.replace(
+        socket, router=dataclasses.replace(socket.router, flow_control="none")
+    )
+
+
+def test_a_full_buffer_stops_its_upstream_link(reference):
+    """Router b's own packets and a's packets compete for the link b -> c; a's packets wait
+    for it in b's input buffer, whose two VCs they fill, and a's last packet, bound for b
+    itself, cannot enter the link a -> b until one of them has left b: head-of-line
+    blocking of a flow that never uses the congested link. Without credits it only queues
+    behind a's six packets on a -> b."""
+    a, b, c = 0, 1, 2
+    src = [b] * 10 + [a] * 6 + [a]
+    dst = [c] * 10 + [c] * 6 + [b]
+    packets = Traffic(np.zeros(17, dtype=np.int64), np.array(src), np.array(dst))
+    inject = np.zeros(17, dtype=np.int64)
+
+    def heads(socket):
+        return run_core(noc_inputs(socket, packets, inject, 1, 17)).outputs.msg_done
+
+    free = heads(_without_credits(reference))
+    assert free[16] == 1000 * (7 + 5 * 1 + 6)  # zero load plus six flits ahead on a -> b
+    blocked = heads(reference)
+    assert blocked[16] > free[16] + 30_000
+    # It took the VC the fifth of a's packets to c left behind at b.
+    assert blocked[16] > blocked[14]
+    assert (blocked >= free).all()
+
+
+@pytest.mark.parametrize("flits", [1, 4])
+def test_credits_bound_accepted_throughput(reference, flits):
+    """Accepted throughput never exceeds the offered load (to the sampling noise of a finite
+    window) or the channel-load bound, and latency rises with load."""
+    bound = channel_bound(reference, "uniform")
+    latency = []
+    for rate in (0.02, 0.08, 0.2, 0.45):
+        r = run_noc(reference, "uniform", rate, flits, cycles=2000, warmup=500, seed=2).result()
+        assert r.accepted_flits_per_node_cycle <= 1.02 * r.offered_flits_per_node_cycle
+        assert r.accepted_flits_per_node_cycle <= bound
+        latency.append(r.avg_latency_cycles)
+    assert latency == sorted(latency)
+    assert latency[-1] > 3 * latency[0]
+
+
+def test_one_flit_packets_saturate_before_four_flit_packets(reference):
+    """A VC holds one packet at a time, for the router pipeline and the credit's way back
+    whatever the packet's length: short packets use a VC's time worst."""
+    bound = channel_bound(reference, "uniform")
+    rate = 0.2  # below 0.5 of the channel-load bound
+    assert rate < 0.5 * bound
+    short = run_noc(reference, "uniform", rate, 1, cycles=2000, warmup=500, seed=3).result()
+    long = run_noc(reference, "uniform", rate, 4, cycles=2000, warmup=500, seed=3).result()
+    assert short.saturated and not long.saturated
+    # Without credits both carry the load: the buffers, not the links, saturate.
+    free = run_noc(_without_credits(reference), "uniform", rate, 1, cycles=2000, warmup=500, seed=3)
+    assert not free.result().saturated
+
+
+def test_credit_runs_are_deterministic_and_compiled_equals_python(reference):
+    one = run_noc(reference, "uniform", 0.3, 2, cycles=300, warmup=50, seed=1)
+    two = run_noc(reference, "uniform", 0.3, 2, cycles=300, warmup=50, seed=1)
+    assert (one.head_ps == two.head_ps).all() and one.events == two.events
+    if not hasattr(core._loop, "py_func"):
+        return  # running uncompiled already (NUNASIM_NO_JIT=1)
+    inputs = noc_inputs(reference, one.packets, one.inject_ps, 2, one.stop)
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
+    assert core._loop.py_func(*inputs, *outputs) == one.events
+    assert (outputs.msg_done == one.head_ps).all()
 
 
 # --- (2) accepted = offered below saturation ------------------------------------------------
@@ -383,6 +492,8 @@ def test_bad_input_is_a_config_error(small, kwargs):
         ["--preset", "no-such-preset"],
         ["--traffic", "hotspot", "--hotspot", "6,0"],
         ["--traffic", "hotspot", "--hotspot", "middle"],
+        ["--rates", "0.1,high"],
+        ["--rates", "0.1,1.5"],
     ],
 )
 def test_bad_input_exits_2(capsys, argv):
@@ -444,3 +555,19 @@ def test_noc_command_text(capsys):
     assert code == 0
     assert "hotspot (0.2 to (0, 0))" in out
     assert "accepted" in out and "latency" in out and "saturated      no" in out
+
+
+def test_noc_command_sweeps_rates(capsys):
+    argv = ["noc", "--preset", "mesh8x8-vc", "--cycles", "500", "--warmup", "100"]
+    code, out, _ = run(capsys, *argv, "--rates", "0.02,0.3", "--packet-flits", "4", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [row["rate"] for row in rows] == [0.02, 0.3]
+    assert all(row["preset"] == "mesh8x8-vc" and row["packet_flits"] == 4 for row in rows)
+    # The same seed: each row is the run of that rate alone.
+    alone = run_noc(load_preset("mesh8x8-vc").socket, "uniform", 0.3, 4, 500, 100, seed=0)
+    assert rows[1]["avg_latency_cycles"] == alone.result().avg_latency_cycles
+    code, out, _ = run(capsys, *argv, "--rates", "0.02,0.3")
+    assert code == 0
+    lines = out.splitlines()
+    assert "rate" in lines[1] and len(lines) == 4

@@ -20,7 +20,7 @@ def _nextgen_document() -> dict:
 
 
 def test_builtin_presets():
-    assert builtin_names() == ["monolithic", "nextgen-2die", "nextgen-4die"]
+    assert builtin_names() == ["mesh8x8-vc", "monolithic", "nextgen-2die", "nextgen-4die"]
 
 
 def test_nextgen_is_table_2():
@@ -106,6 +106,48 @@ def test_page_interleave_orders(tmp_path):
     dies = [s.die_of_router[s.stacks[k].router] for k in s.interleave_order]
     assert dies == [0, 1, 2, 3] * 4
     assert sorted(s.interleave_order) == list(range(16))
+
+
+def test_reference_router_preset():
+    s = load_preset("mesh8x8-vc").socket
+    r = s.router
+    assert (s.mesh.width, s.mesh.height) == (8, 8)
+    assert (r.pipeline_stages, r.link_latency_cycles, s.cycles_per_hop) == (4, 1, 5)
+    assert (r.buffer_flits, r.virtual_channels, r.flow_control) == (8, 2, "credit")
+    # One flit per cycle on links and channels; 1-cycle channels, the last router's
+    # pipeline and one flit time to receive a flit at the ends.
+    assert s.link_flit_ps == s.injection_flit_ps == s.ejection_flit_ps == 1000
+    assert (s.injection_latency_ps, s.ejection_latency_ps) == (1000, 6000)
+
+
+def test_router_block_is_optional_and_its_defaults():
+    s = load_preset("nextgen-4die").socket
+    assert s.router is None
+    assert (s.injection_latency_ps, s.ejection_latency_ps, s.endpoint_latency_ps) == (0, 0, 0)
+    assert s.injection_flit_ps == s.ejection_flit_ps == s.flit_spacing_ps == s.link_flit_ps
+    doc = _nextgen_document()
+    doc["socket"]["noc"]["router"] = _ROUTER
+    s = parse_preset(yaml.safe_dump(doc), "custom").socket
+    assert s.router.link_latency_cycles == 6  # the rest of the 10 cycles per hop
+    assert s.router.flow_control == "none"
+    assert s.injection_flit_ps == s.link_flit_ps  # channel widths default to the link's
+    assert s.hop_ps == load_preset("nextgen-4die").socket.hop_ps
+
+
+_ROUTER = {
+    "pipeline_stages": 4,
+    "buffer_flits": 8,
+    "virtual_channels": 2,
+    "injection_latency": 1,
+    "ejection_latency": 1,
+}
+
+
+def _with_router(**changes):
+    def edit(doc):
+        doc["socket"]["noc"]["router"] = {**_ROUTER, **changes}
+
+    return edit
 
 
 def _error(doc_or_text, source="bad.yaml") -> ConfigError:
@@ -246,6 +288,67 @@ BAD_INPUTS = [
         lambda d: d["socket"]["memory"].update(interleave="random"),
         "socket.memory.interleave",
         "unknown page interleave",
+    ),
+    (
+        "unknown router key",
+        _with_router(stages=3),
+        "socket.noc.router.stages",
+        "unknown key",
+    ),
+    (
+        "missing router key",
+        lambda d: d["socket"]["noc"].update(router={"pipeline_stages": 4}),
+        "socket.noc.router",
+        "missing required key 'buffer_flits'",
+    ),
+    (
+        "zero pipeline stages",
+        _with_router(pipeline_stages=0, link_latency=10),
+        "socket.noc.router.pipeline_stages",
+        "must be positive",
+    ),
+    (
+        "hop latency that does not add up",
+        _with_router(link_latency=2),
+        "socket.noc.router.link_latency",
+        "must equal noc.cycles_per_hop (10)",
+    ),
+    (
+        "more pipeline stages than the hop",
+        _with_router(pipeline_stages=12),
+        "socket.noc.router.link_latency",
+        "must not be negative",
+    ),
+    ("zero buffer", _with_router(buffer_flits=0), "socket.noc.router.buffer_flits", "positive"),
+    (
+        "no virtual channel",
+        _with_router(virtual_channels=0),
+        "socket.noc.router.virtual_channels",
+        "positive",
+    ),
+    (
+        "negative injection latency",
+        _with_router(injection_latency=-1),
+        "socket.noc.router.injection_latency",
+        "must not be negative",
+    ),
+    (
+        "fractional ejection latency",
+        _with_router(ejection_latency=1.5),
+        "socket.noc.router.ejection_latency",
+        "whole number",
+    ),
+    (
+        "zero channel width",
+        _with_router(ejection_width="0B"),
+        "socket.noc.router.ejection_width",
+        "must be positive",
+    ),
+    (
+        "unknown flow control",
+        _with_router(flow_control="on-off"),
+        "socket.noc.router.flow_control",
+        "unknown flow control",
     ),
 ]
 

@@ -8,7 +8,7 @@ import time
 import click
 
 from nunasim.cli.options import json_option, preset_option
-from nunasim.engine.noc import TRAFFIC_PATTERNS, run_noc
+from nunasim.engine.noc import TRAFFIC_PATTERNS, NocResult, run_noc
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh
 from nunasim.io.presets import load_preset
@@ -27,6 +27,15 @@ def parse_router(text: str, mesh: Mesh) -> int:
     return mesh.router(x, y)
 
 
+def parse_rates(text: str) -> list[float]:
+    """``--rates 0.05,0.1,0.2``: a load sweep, in the order given."""
+    try:
+        rates = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(f"--rates takes rates separated by commas, not {text!r}") from None
+    return rates
+
+
 @click.command("noc")
 @preset_option
 @click.option(
@@ -41,6 +50,13 @@ def parse_router(text: str, mesh: Mesh) -> int:
     default=0.1,
     show_default=True,
     help="Offered load in flits per router per NoC cycle, in (0, 1].",
+)
+@click.option(
+    "--rates",
+    "rates_text",
+    default=None,
+    help="A sweep instead of one rate: rates separated by commas (e.g. 0.05,0.1,0.2), "
+    "one line (or JSON object) each, all with the same seed.",
 )
 @click.option("--packet-flits", type=int, default=1, show_default=True, help="Flits per packet.")
 @click.option(
@@ -68,6 +84,7 @@ def noc_command(
     preset_name: str,
     traffic: str,
     rate: float,
+    rates_text: str | None,
     packet_flits: int,
     cycles: int,
     warmup: int,
@@ -82,18 +99,41 @@ def noc_command(
     socket = preset.socket
     mesh = socket.mesh
     hotspot = parse_router(hotspot_text, mesh) if hotspot_text is not None else None
+
+    def one_run(offered: float) -> NocResult:
+        return run_noc(
+            socket,
+            traffic=traffic,
+            rate=offered,
+            packet_flits=packet_flits,
+            cycles=cycles,
+            warmup=warmup,
+            seed=seed,
+            hotspot_fraction=hotspot_fraction,
+            hotspot=hotspot,
+        ).result()
+
+    if rates_text is not None:
+        rates = parse_rates(rates_text)
+        results = [one_run(r) for r in rates]
+        if as_json:
+            click.echo(json.dumps([{"preset": preset.name, **r.as_dict()} for r in results]))
+            return
+        click.echo(
+            f"{traffic} traffic on {preset.name}, {packet_flits}-flit packets, seed {seed} "
+            f"(channel-load bound {results[0].channel_bound_flits_per_node_cycle:.4f}; "
+            "flits/node/cycle, latency in cycles)\n"
+            "      rate   offered  accepted   avg lat   p99 lat  saturated"
+        )
+        for r in results:
+            click.echo(
+                f"{r.rate:10.4g}{r.offered_flits_per_node_cycle:10.4f}"
+                f"{r.accepted_flits_per_node_cycle:10.4f}{r.avg_latency_cycles:10.1f}"
+                f"{r.p99_latency_cycles:10.1f}  {'yes' if r.saturated else 'no'}"
+            )
+        return
     started = time.perf_counter()
-    result = run_noc(
-        socket,
-        traffic=traffic,
-        rate=rate,
-        packet_flits=packet_flits,
-        cycles=cycles,
-        warmup=warmup,
-        seed=seed,
-        hotspot_fraction=hotspot_fraction,
-        hotspot=hotspot,
-    ).result()
+    result = one_run(rate)
     wall = time.perf_counter() - started
     summary = result.as_dict()
     summary.update(

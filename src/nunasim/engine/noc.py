@@ -10,10 +10,12 @@ against published latency-throughput curves is a check of the collective engine'
   back to back) and its head reaches the next router ``socket.link_latency_ps(link)`` after
   it started (cut-through, infinite buffers, no back-pressure);
 - every router has an injection port before the first link and an ejection port after the
-  last, as the collective engine's routers do: FIFO servers with the same occupancy per
-  flit as a link and no latency of their own;
+  last, as the collective engine's routers do: FIFO servers that hold a packet for its flits
+  at the channel's width and add the socket's endpoint latencies (none, at the link's
+  width, unless the preset describes its routers: ``Socket.router``);
 - routes are ``socket.path`` (dimension order, X then Y on the shipped presets);
-- a packet's tail reaches the destination ``(packet_flits - 1) * link_flit_ps`` after its head.
+- a packet's tail reaches the destination ``(packet_flits - 1) * socket.flit_spacing_ps``
+  after its head.
 
 In the core each packet is a step of its source router's threadblock, released at the
 packet's injection time, with one message over injection port, links and ejection port that
@@ -72,9 +74,6 @@ SATURATION_ACCEPTED_SHARE = 0.95
 # of the window's last quarter exceeds its first quarter's by more than this share of the
 # mean zero-load latency: the queues are still growing.
 SATURATION_GROWTH_SHARE = 0.25
-# A router's injection and ejection ports serialise its packets but add no latency of their
-# own, as the collective engine's ports do.
-PORT_LATENCY_PS = 0
 
 
 @dataclass(frozen=True)
@@ -230,8 +229,19 @@ def core_routes(socket: Socket) -> tuple[np.ndarray, np.ndarray]:
 
 
 def link_flits_per_cycle(socket: Socket) -> float:
-    """Flits one link (or router port) carries per NoC cycle."""
+    """Flits one link carries per NoC cycle."""
     return 1.0 / ps_to_cycles(socket.link_flit_ps, socket.noc_clock_hz)
+
+
+def resource_flits_per_cycle(socket: Socket) -> np.ndarray:
+    """Flits every resource of the run (numbered as by ``noc_resources``) carries per NoC
+    cycle: the links, then the injection and the ejection channels at their widths."""
+    n = socket.mesh.routers
+    flit_ps = np.repeat(
+        [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps],
+        [socket.mesh.link_slots, n, n],
+    )
+    return 1.0 / ps_to_cycles(flit_ps, socket.noc_clock_hz)
 
 
 def resource_loads(
@@ -253,10 +263,12 @@ def channel_bound(
     socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
 ) -> float:
     """The highest rate (flits/node/cycle) at which no link, injection port or ejection port
-    is offered more than it carries, B = link flits per cycle: B / the busiest one's load.
-    An injection port's load is 1 (its router's own rate), so the bound is at most B."""
-    busiest = float(resource_loads(socket, traffic, hotspot_fraction, hotspot).max())
-    return link_flits_per_cycle(socket) / busiest
+    is offered more than it carries (B = link flits per cycle, unless a preset gives the
+    channels other widths): the smallest capacity / load over the loaded resources. An
+    injection port's load is 1 (its router's own rate), so the bound is at most its width."""
+    loads = resource_loads(socket, traffic, hotspot_fraction, hotspot)
+    loaded = loads > 0
+    return float((resource_flits_per_cycle(socket)[loaded] / loads[loaded]).min())
 
 
 def uniform_bound(mesh: Mesh, link_flits: float) -> float:
@@ -288,13 +300,23 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     then its ejection port. A packet holds each for all its flits, back to back."""
     mesh = socket.mesh
     ports = mesh.routers
-    occupancy = packet_flits * socket.link_flit_ps
-    occ = np.full(mesh.link_slots + 2 * ports, occupancy, dtype=np.int64)
+    counts = [mesh.link_slots, ports, ports]
+    flit_ps = [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps]
+    occ = packet_flits * np.repeat(np.array(flit_ps, dtype=np.int64), counts)
     lat = np.concatenate(
-        [socket.link_latencies_ps, np.full(2 * ports, PORT_LATENCY_PS, dtype=np.int64)]
+        [
+            socket.link_latencies_ps,
+            np.full(ports, socket.injection_latency_ps, dtype=np.int64),
+            np.full(ports, socket.ejection_latency_ps, dtype=np.int64),
+        ]
     )
     kind = np.repeat([LINK, INJECT, EJECT], [mesh.link_slots, ports, ports])
-    return resource_rows(occ, lat, kind)
+    # The links and the injection channels feed the routers' input buffers.
+    vcs = np.where(kind == EJECT, 0, socket.credit_vcs)
+    credit_ps = np.repeat(
+        [socket.link_credit_ps, socket.injection_latency_ps, 0], [mesh.link_slots, ports, ports]
+    )
+    return resource_rows(occ, lat, kind, vcs, np.where(vcs > 0, credit_ps, 0))
 
 
 def noc_inputs(
@@ -427,7 +449,7 @@ class NocRun:
     @property
     def tail_ps(self) -> int:
         """Head-to-tail spacing of a packet: its other flits, back to back."""
-        return (self.packet_flits - 1) * self.socket.link_flit_ps
+        return (self.packet_flits - 1) * self.socket.flit_spacing_ps
 
     def latency_ps(self) -> np.ndarray:
         """Injection to last flit's arrival, per measured packet."""
@@ -439,7 +461,7 @@ class NocRun:
         port, tail."""
         m = self.measured
         path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
-        return PORT_LATENCY_PS + path + PORT_LATENCY_PS + self.tail_ps
+        return self.socket.endpoint_latency_ps + path + self.tail_ps
 
     def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:
         """Flits arriving in ``[begin_ps, end_ps)`` (flit k of a packet arrives at its head's
@@ -448,7 +470,7 @@ class NocRun:
         if mask is not None:
             chosen &= mask
         heads = self.head_ps[chosen]
-        flit_ps = self.socket.link_flit_ps
+        flit_ps = self.socket.flit_spacing_ps
 
         def before(t: int) -> np.ndarray:  # ceil((t - head) / flit), clipped to the packet
             return np.clip(-((heads - t) // flit_ps), 0, self.packet_flits)

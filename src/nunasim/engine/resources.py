@@ -30,6 +30,8 @@ class Resources:
     kind: np.ndarray  # one of KINDS
     gpu: np.ndarray
     index: np.ndarray  # link id, port number, stack number or router on that GPU
+    vcs: np.ndarray  # virtual channels downstream under credit flow control, 0: none
+    credit_ps: np.ndarray  # a credit's way back
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,8 @@ def build_resources(pod: Pod, numbering: ResourceNumbering) -> Resources:
         EGRESS: (pod.port_flit_ps, pod.port_flit_ps),
         PLANE_OUT: (pod.port_flit_ps, 0),
         STACK: (stack_flit, [s.latency_ps for s in socket.stacks]),
-        INJECT: (socket.link_flit_ps, 0),
-        EJECT: (socket.link_flit_ps, 0),
+        INJECT: (socket.injection_flit_ps, socket.injection_latency_ps),
+        EJECT: (socket.ejection_flit_ps, socket.ejection_latency_ps),
     }
     occ, lat, kind, gpu, index = [], [], [], [], []
     for k in KINDS:
@@ -86,4 +88,9 @@ def build_resources(pod: Pod, numbering: ResourceNumbering) -> Resources:
         kind.append(np.full(n * numbering.ngpus, k, dtype=np.int8))
         gpu.append(np.repeat(np.arange(numbering.ngpus, dtype=np.int64), n))
         index.append(np.tile(np.arange(n, dtype=np.int64), numbering.ngpus))
-    return Resources(*(np.concatenate(column) for column in (occ, lat, kind, gpu, index)))
+    columns = [np.concatenate(column) for column in (occ, lat, kind, gpu, index)]
+    # The links and the injection channels feed the routers' input buffers.
+    buffered = np.isin(columns[2], (LINK, INJECT))
+    vcs = np.where(buffered, socket.credit_vcs, 0)
+    credit = np.where(columns[2] == LINK, socket.link_credit_ps, socket.injection_latency_ps)
+    return Resources(*columns, vcs, np.where(buffered, credit, 0))

@@ -3,6 +3,6 @@
 from nunasim.hardware.mesh import Direction, Mesh
 from nunasim.hardware.pod import Pod
 from nunasim.hardware.preset import Preset
-from nunasim.hardware.socket import Die, Port, Socket, Stack
+from nunasim.hardware.socket import Die, Port, Router, Socket, Stack
 
-__all__ = ["Die", "Direction", "Mesh", "Pod", "Port", "Preset", "Socket", "Stack"]
+__all__ = ["Die", "Direction", "Mesh", "Pod", "Port", "Preset", "Router", "Socket", "Stack"]

@@ -18,6 +18,7 @@ from nunasim.units import cycles_to_ps, transfer_ps
 
 PORT_HASHES = ("xor-fold", "rotation")
 PAGE_INTERLEAVES = ("listed", "die-first")
+FLOW_CONTROLS = ("none", "credit")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,26 @@ class Port:
     number, which is also its ordinal: the switch plane it joins."""
 
     router: int
+
+
+@dataclass(frozen=True)
+class Router:
+    """The routers' microarchitecture, when a preset describes it (``noc.router``).
+
+    A hop's ``cycles_per_hop`` splits into the pipeline of the router a flit leaves and the
+    link it crosses; the endpoints add the injection channel, the last router's pipeline and
+    the ejection channel. Channel bandwidths of ``None`` are the mesh link's.
+    """
+
+    pipeline_stages: int  # cycles a flit spends in one router
+    link_latency_cycles: int  # cycles on the wire between two routers
+    buffer_flits: int  # input buffer per virtual channel
+    virtual_channels: int
+    injection_latency_cycles: int
+    ejection_latency_cycles: int
+    injection_bandwidth: float | None = None  # bytes/s
+    ejection_bandwidth: float | None = None
+    flow_control: str = "none"  # "none": infinite buffers; "credit": back-pressure
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +125,8 @@ class Socket:
     # preset's stack order) or "die-first" (one stack of each die in turn, like the
     # threadblock dispatcher's round-robin over dies).
     page_interleave: str = field(default="listed")
+    # None: routers are folded into ``cycles_per_hop`` and the endpoints cost nothing.
+    router: Router | None = field(default=None)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -180,6 +203,59 @@ class Socket:
     def link_flit_ps(self) -> int:
         """Serialisation of one line (flit) on a mesh link."""
         return transfer_ps(self.line_bytes, self.link_bandwidth)
+
+    @cached_property
+    def injection_flit_ps(self) -> int:
+        """Serialisation of one flit on a router's injection channel."""
+        bandwidth = self.router and self.router.injection_bandwidth
+        return transfer_ps(self.line_bytes, bandwidth or self.link_bandwidth)
+
+    @cached_property
+    def ejection_flit_ps(self) -> int:
+        """Serialisation of one flit on a router's ejection channel."""
+        bandwidth = self.router and self.router.ejection_bandwidth
+        return transfer_ps(self.line_bytes, bandwidth or self.link_bandwidth)
+
+    @cached_property
+    def injection_latency_ps(self) -> int:
+        """From the start of injection to the first router's pipeline (which the first
+        link's hop latency holds)."""
+        if self.router is None:
+            return 0
+        return cycles_to_ps(self.router.injection_latency_cycles, self.noc_clock_hz)
+
+    @cached_property
+    def ejection_latency_ps(self) -> int:
+        """From the last link's arrival to a flit received in full: the last router's
+        pipeline, the ejection channel's latency and one flit time on it (the sink counts a
+        flit once all of it is in)."""
+        r = self.router
+        if r is None:
+            return 0
+        cycles = r.pipeline_stages + r.ejection_latency_cycles
+        return cycles_to_ps(cycles, self.noc_clock_hz) + self.ejection_flit_ps
+
+    @cached_property
+    def credit_vcs(self) -> int:
+        """Virtual channels of an input buffer under credit flow control; 0 without it."""
+        r = self.router
+        return r.virtual_channels if r is not None and r.flow_control == "credit" else 0
+
+    @cached_property
+    def link_credit_ps(self) -> int:
+        """A credit's way back over a link: the link's latency."""
+        r = self.router
+        return 0 if r is None else cycles_to_ps(r.link_latency_cycles, self.noc_clock_hz)
+
+    @property
+    def endpoint_latency_ps(self) -> int:
+        return self.injection_latency_ps + self.ejection_latency_ps
+
+    @cached_property
+    def flit_spacing_ps(self) -> int:
+        """Time between two flits of one packet at its destination: the slowest channel's
+        flit time."""
+        return max(self.link_flit_ps, self.injection_flit_ps, self.ejection_flit_ps)
 
     def crosses_dies(self, link: int) -> bool:
         src, dst = self.mesh.link_ends(link)
@@ -371,6 +447,9 @@ def _validate(s: Socket) -> None:
             "memory.interleave", f"unknown page interleave {s.page_interleave!r} (known: {known})"
         )
 
+    if s.router is not None:
+        _validate_router(s.router, s.cycles_per_hop)
+
     if s.declared_granularities is not None:
         if not s.declared_granularities:
             _fail("nar.granularities", "list at least one granularity (1 is the baseline)")
@@ -383,6 +462,31 @@ def _validate(s: Socket) -> None:
                     "ports are not on one connected group of routers"
                 )
                 _fail(f"nar.granularities[{i}]", reason)
+
+
+def _validate_router(r: Router, cycles_per_hop: int) -> None:
+    where = "noc.router"
+    _positive(r.pipeline_stages, f"{where}.pipeline_stages")
+    _non_negative(r.link_latency_cycles, f"{where}.link_latency")
+    if r.pipeline_stages + r.link_latency_cycles != cycles_per_hop:
+        _fail(
+            f"{where}.link_latency",
+            f"pipeline_stages + link_latency ({r.pipeline_stages} + {r.link_latency_cycles}) "
+            f"must equal noc.cycles_per_hop ({cycles_per_hop})",
+        )
+    _positive(r.buffer_flits, f"{where}.buffer_flits")
+    _positive(r.virtual_channels, f"{where}.virtual_channels")
+    _non_negative(r.injection_latency_cycles, f"{where}.injection_latency")
+    _non_negative(r.ejection_latency_cycles, f"{where}.ejection_latency")
+    for key, bandwidth in (
+        ("injection_width", r.injection_bandwidth),
+        ("ejection_width", r.ejection_bandwidth),
+    ):
+        if bandwidth is not None:
+            _positive(bandwidth, f"{where}.{key}")
+    if r.flow_control not in FLOW_CONTROLS:
+        known = ", ".join(FLOW_CONTROLS)
+        _fail(f"{where}.flow_control", f"unknown flow control {r.flow_control!r} (known: {known})")
 
 
 def _positive(value: float, where: str) -> None:

@@ -12,9 +12,14 @@ Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
 (``xor-fold``, the default, or ``rotation``); ``socket.memory.interleave`` (``listed``,
 the default, or ``die-first``: the order of the baseline's page round-robin over stacks);
 ``socket.nar.granularities`` (default: every granularity that splits the ports into
-physically contiguous groups). ``socket.noc`` takes
-exactly one of ``link_bandwidth`` (per link, per direction) and ``bisection_bandwidth`` (both
-directions across the middle cut).
+physically contiguous groups); ``socket.noc.router`` (default: none, the routers folded into
+``cycles_per_hop`` and free endpoints) with ``pipeline_stages``, ``buffer_flits`` (per
+virtual channel), ``virtual_channels``, ``injection_latency`` and ``ejection_latency``
+(cycles), and optionally ``link_latency`` (cycles, default ``cycles_per_hop`` minus the
+stages; the two must add up to it), ``injection_width`` and ``ejection_width`` (bytes per NoC
+cycle, default the link's) and ``flow_control`` (``none``, the default, or ``credit``).
+``socket.noc`` takes exactly one of ``link_bandwidth`` (per link, per direction) and
+``bisection_bandwidth`` (both directions across the middle cut).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any
 import yaml
 
 from nunasim.errors import ConfigError
-from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Socket, Stack
+from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Router, Socket, Stack
 from nunasim.io.files import read_text
 from nunasim.io.schema import Node, coordinate, int_range, integer, text
 from nunasim.units import parse_bandwidth, parse_flops, parse_frequency, parse_size, parse_time
@@ -187,6 +192,30 @@ def _positive_int(node: Node, key: str, default: Any = ...) -> int:
     return value
 
 
+def _router_block(node: Node, clock: float, cycles_per_hop: int) -> Router:
+    stages = node.get("pipeline_stages", integer)
+
+    def width(key: str) -> float | None:
+        # A channel's width is bytes per NoC cycle; the socket keeps bandwidths.
+        if not node.has(key):
+            return None
+        return node.get(key, parse_size) * clock
+
+    router = Router(
+        pipeline_stages=stages,
+        link_latency_cycles=node.get("link_latency", integer, cycles_per_hop - stages),
+        buffer_flits=node.get("buffer_flits", integer),
+        virtual_channels=node.get("virtual_channels", integer),
+        injection_latency_cycles=node.get("injection_latency", integer),
+        ejection_latency_cycles=node.get("ejection_latency", integer),
+        injection_bandwidth=width("injection_width"),
+        ejection_bandwidth=width("ejection_width"),
+        flow_control=node.get("flow_control", text, "none"),
+    )
+    node.close()
+    return router
+
+
 def _socket(node: Node) -> Socket:
     mesh_node = node.child("mesh")
     mesh = Mesh(_positive_int(mesh_node, "width"), _positive_int(mesh_node, "height"))
@@ -230,6 +259,9 @@ def _socket(node: Node) -> Socket:
         if cut == 0:
             raise noc.error("a mesh of one router has no bisection", "bisection_bandwidth")
         link_bw = noc.get("bisection_bandwidth", _bandwidth) / cut
+    microarchitecture = (
+        _router_block(noc.child("router"), clock, cycles) if noc.has("router") else None
+    )
     noc.close()
 
     memory = node.child("memory")
@@ -290,6 +322,7 @@ def _socket(node: Node) -> Socket:
             threadblocks_per_cu=residency,
             port_hash=port_hash,
             page_interleave=interleave,
+            router=microarchitecture,
         )
     except ConfigError as exc:
         raise exc.located(node.source, node.path) from None

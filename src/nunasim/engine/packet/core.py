@@ -11,6 +11,12 @@ its occupancy and moves on after its latency (plus any pure delay that follows i
 route, such as the plane's). Since events are handled in time order, a resource serves
 flits in order of arrival.
 
+A resource may also be credit flow-controlled (its VCS column): then a message starts on it
+only once a virtual channel of the buffer downstream is free, waiting in the resource's
+FIFO wait queue (woken by the credit's return, never polled) while holding the channel it
+occupies upstream, so a full buffer stops the links behind it. Without such resources the
+loop takes exactly the path it takes without the feature.
+
 The loop is written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
 """
 
@@ -30,7 +36,8 @@ EV_ROUTE = 0
 EV_ACK = 1
 EV_COMPUTE = 2
 EV_STEP = 3  # a step that only computes has finished
-EV_BITS = 2
+EV_CREDIT = 4  # a virtual channel of a resource's downstream buffer is free again
+EV_BITS = 3
 EV_MASK = (1 << EV_BITS) - 1
 
 # message kinds (as in nunasim.engine.messages)
@@ -45,7 +52,13 @@ LAT = 2  # ps from the start of service to the next route entry
 KIND = 3  # LINK, EGRESS, ... : which timestamp of the message it stamps
 FLITS = 4  # flits it served (filled in)
 WAIT_MAX = 5  # longest wait of a flit for it (filled in)
-RES_FIELDS = 6
+# Credit flow control (0 VCS: none, the resource is an infinite FIFO): a message may start
+# on the resource only while one of the VCS virtual channels of the input buffer it feeds
+# is free; it holds that channel until it has left the buffer (it has started on its next
+# resource and that one's occupancy has passed) and the credit has come back (CREDIT_PS).
+VCS = 6
+CREDIT_PS = 7
+RES_FIELDS = 8
 
 # Columns of a route row (one per route entry).
 ROUTE_RES = 0  # the resource
@@ -316,7 +329,22 @@ def _loop(
     for m in range(nmsg):
         pos[m] = route_start[msg_route[m]]
         pos_end[m] = route_start[msg_route[m] + 1]
+    nres = res.shape[0]
+    flow = False
+    for e in range(nres):
+        if res[e, VCS] > 0:
+            flow = True
+    credits = res[:, VCS].copy()
+    held = np.full(nmsg, -1, dtype=np.int64)  # the resource whose downstream VC m holds
+    wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a credit, FIFO
+    wq_tail = np.full(nres, -1, dtype=np.int64)
+    wnext = np.full(nmsg, -1, dtype=np.int64)
+    arrived = np.zeros(nmsg, dtype=np.int64)  # when a message reached its next resource
+    granted = np.zeros(nmsg, dtype=np.bool_)  # woken with a VC of its next resource
+    # A message has at most one event pending, and each VC at most one credit in flight.
     cap = nmsg + nlo + nsteps + 2
+    if flow:
+        cap += credits.sum()
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
     n = 0
@@ -403,6 +431,21 @@ def _loop(
             p = pos[m]
             if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
+                if flow:
+                    if granted[m]:  # woken by a credit, which it already holds
+                        granted[m] = False
+                    else:
+                        arrived[m] = t
+                        if res[e, VCS] > 0:
+                            if credits[e] == 0:  # every VC downstream is taken: wait
+                                wnext[m] = -1
+                                if wq_tail[e] < 0:
+                                    wq_head[e] = m
+                                else:
+                                    wnext[wq_tail[e]] = m
+                                wq_tail[e] = m
+                                continue
+                            credits[e] -= 1
                 pos[m] = p + 1
                 start = res[e, FREE_AT]
                 if start < t:
@@ -421,10 +464,25 @@ def _loop(
                         msg_dst_in[m] = leave
                     elif k == STACK:
                         msg_stack_in[m] = t
+                if flow:
+                    if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
+                        res[e, WAIT_MAX] = start - arrived[m]
+                    # The VC held upstream is free once this message has left that buffer.
+                    h = held[m]
+                    if h >= 0:
+                        back = start + res[e, OCC] + res[h, CREDIT_PS]
+                        n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                        seq += 1
+                    held[m] = e if res[e, VCS] > 0 else -1
                 n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
+            if flow and held[m] >= 0:  # a route ending on a flow-controlled resource
+                h = held[m]
+                n = _push(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
+                seq += 1
+                held[m] = -1
             msg_done[m] = t
             mk = msg_kind[m]
             if mk == FLAG:
@@ -466,6 +524,19 @@ def _loop(
             ntouched = _touch(cu, is_touched, touched, ntouched)
         elif kind == EV_STEP:
             n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
+        elif kind == EV_CREDIT:
+            e = arg
+            m = wq_head[e]
+            if m < 0:
+                credits[e] += 1
+                continue
+            # The first waiter takes the returned VC and moves on now.
+            wq_head[e] = wnext[m]
+            if wq_head[e] < 0:
+                wq_tail[e] = -1
+            granted[m] = True
+            n = _push(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+            seq += 1
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]

@@ -9,6 +9,7 @@ import numpy as np
 
 from nunasim.engine.lower import Lowered
 from nunasim.engine.packet.core import (
+    CREDIT_PS,
     FLITS,
     KIND,
     LAT,
@@ -17,6 +18,7 @@ from nunasim.engine.packet.core import (
     ROUTE_FIELDS,
     ROUTE_POST,
     ROUTE_RES,
+    VCS,
     WAIT_MAX,
     CoreInputs,
     CoreOutputs,
@@ -68,12 +70,20 @@ class CoreRun:
         return self.inputs.res[:, WAIT_MAX].copy()
 
 
-def resource_rows(occ: np.ndarray, lat: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """The core's resource table, its run columns zero."""
+def resource_rows(
+    occ: np.ndarray,
+    lat: np.ndarray,
+    kind: np.ndarray,
+    vcs: np.ndarray | int = 0,
+    credit_ps: np.ndarray | int = 0,
+) -> np.ndarray:
+    """The core's resource table, its run columns zero; ``vcs`` 0: no flow control."""
     rows = np.zeros((len(occ), RES_FIELDS), dtype=np.int64)
     rows[:, OCC] = occ
     rows[:, LAT] = lat
     rows[:, KIND] = kind
+    rows[:, VCS] = vcs
+    rows[:, CREDIT_PS] = credit_ps
     return rows
 
 
@@ -124,7 +134,13 @@ def core_inputs(lowered: Lowered) -> CoreInputs:
     none = np.zeros(0, dtype=np.int64)
     return CoreInputs(
         **{name: getattr(lo, name) for name in _AS_LOWERED},
-        res=resource_rows(lo.resources.occ, lo.resources.lat, lo.resources.kind),
+        res=resource_rows(
+            lo.resources.occ,
+            lo.resources.lat,
+            lo.resources.kind,
+            lo.resources.vcs,
+            lo.resources.credit_ps,
+        ),
         timed_step=none,  # a collective's steps start when they are ready
         timed_at=none,
         msg_kind=lo.msg_kind.astype(np.int64),
