@@ -130,7 +130,7 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path, argv, words):
     assert kept.read_text() == "an earlier result\n"  # nothing damaged
 
 
-@pytest.mark.parametrize("command", [["simulate"], ["place", "allgather"]])
+@pytest.mark.parametrize("command", [["simulate"], ["place", "allgather"], ["noc"]])
 def test_a_negative_seed_is_a_usage_error(tmp_path, command):
     done = nunasim(*command, "--seed", "-1", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr

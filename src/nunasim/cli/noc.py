@@ -7,7 +7,7 @@ import time
 
 import click
 
-from nunasim.cli.options import json_option, preset_option
+from nunasim.cli.options import json_option, preset_option, seed_option
 from nunasim.engine.noc import TRAFFIC_PATTERNS, NocResult, run_noc
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh
@@ -65,7 +65,7 @@ def parse_rates(text: str) -> list[float]:
 @click.option(
     "--warmup", type=int, default=1_000, show_default=True, help="Warm-up before it (cycles)."
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option(
     "--hotspot-fraction",
     type=float,
