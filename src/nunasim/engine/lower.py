@@ -182,23 +182,22 @@ def admit(plan: Plan, chunk_bytes: int, line_bytes: int, max_messages: int = MAX
         if at_least > max_messages
         else _collective_messages(plan, accesses, chunk_bytes, line_bytes)
     )
-    if expected > max_messages:
-        fits = plan.chunks_per_size * chunk_bytes * max_messages // expected
-        raise ConfigError(
-            f"this run would simulate {expected:,} messages (one per line for every source "
-            f"and destination, about {expected * BYTES_PER_MESSAGE / 1e9:,.1f} GB of arrays), "
-            f"more than the packet engine's limit of {max_messages:,}: use a collective size "
-            f"of at most about {max(fits, 1):,} bytes, or fewer GPUs"
-        )
+    fits = plan.chunks_per_size * chunk_bytes * max_messages // max(expected, 1)
+    _refuse_beyond(
+        expected, max_messages, f"a collective size of at most about {max(fits, 1):,} bytes"
+    )
     return expected
 
 
-def _refuse_beyond(expected: int, max_messages: int) -> None:
+def _refuse_beyond(
+    expected: int, max_messages: int, smaller: str = "a smaller collective size"
+) -> None:
     if expected > max_messages:
         raise ConfigError(
             f"this run would simulate {expected:,} messages (one per line for every source "
-            f"and destination), more than the packet engine's limit of {max_messages:,}: "
-            "use a smaller collective size or fewer GPUs"
+            f"and destination, about {expected * BYTES_PER_MESSAGE / 1e9:,.1f} GB of arrays), "
+            f"more than the packet engine's limit of {max_messages:,}: use {smaller}, or "
+            "fewer GPUs"
         )
 
 
