@@ -466,7 +466,7 @@ def test_hotspot_share(small):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"traffic": "bitcomp"},
+        {"traffic": "tornado"},
         {"rate": 0.0},
         {"rate": -0.1},
         {"rate": 1.5},
@@ -485,7 +485,7 @@ def test_bad_input_is_a_config_error(small, kwargs):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--traffic", "bitcomp"],
+        ["--traffic", "tornado"],
         ["--rate", "0"],
         ["--rate", "1.01"],
         ["--packet-flits", "0"],

@@ -8,7 +8,7 @@ against published latency-throughput curves is a check of the collective engine'
 - every directed mesh link is a FIFO server: a packet arriving at ``t`` starts at
   ``max(t, free)``, holds the link for ``packet_flits * socket.link_flit_ps`` (its flits
   back to back) and its head reaches the next router ``socket.link_latency_ps(link)`` after
-  it started (cut-through, infinite buffers, no back-pressure);
+  it started (cut-through; infinite buffers unless the preset asks for credit flow control);
 - every router has an injection port before the first link and an ejection port after the
   last, as the collective engine's routers do: FIFO servers that hold a packet for its flits
   at the channel's width and add the socket's endpoint latencies (none, at the link's
@@ -21,34 +21,19 @@ In the core each packet is a step of its source router's threadblock, released a
 packet's injection time, with one message over injection port, links and ejection port that
 is done when it arrives (no acknowledgement); the routers have no outstanding-request window
 (the injection is open-loop), and a last step waiting for every packet injected before the
-end of the measurement window ends the run.
+end of the measurement window (or the drain limit) ends the run.
 
-Traffic is Bernoulli: in every NoC cycle every router injects a packet with probability
-``rate / packet_flits`` (``rate`` is in flits per node per cycle). All random numbers are
-drawn up front from ``numpy.random.default_rng(seed)``; one uniform number per (cycle,
-router) decides injection and the destination is drawn for every (cycle, router) slot
-whether or not it injects, so that with one seed a higher rate injects a superset of the
-packets of a lower one (common random numbers: a load sweep is smooth). The run is
-deterministic.
-
-Destinations (``W`` x ``H`` mesh, router ``(x, y)``):
-
-- ``uniform``: uniformly one of the other ``W * H - 1`` routers;
-- ``transpose``: ``((y * W) // H, (x * H) // W)``, which is ``(y, x)`` on a square mesh and
-  always on the mesh (``y < H`` gives ``y * W // H < W``). On a non-square mesh it is not a
-  permutation: on 24 x 6 it is ``(4y, x // 4)``, 36 destinations each fed by up to four
-  sources. Routers that map to themselves inject nothing;
-- ``hotspot``: with probability ``hotspot_fraction`` the hotspot router (default the
-  centre ``(W // 2, H // 2)``), otherwise uniform as above; the hotspot router itself sends
-  all its packets uniformly.
+Traffic (patterns, Bernoulli injection, seeds) is ``nunasim.engine.noc_traffic``.
 
 Measurement (BookSim-like): the run injects for ``warmup + cycles + cycles`` cycles (the last
 stretch keeps the network loaded while the measured packets drain) and stops as soon as every
-packet injected before the end of the measurement window has arrived. Latency is measured
-for packets injected in the window ``[warmup, warmup + cycles)``, from their injection
-(creation, so source queueing counts) to the arrival of their last flit. Accepted
-throughput is the number of flits (of any packet) arriving in that window per router per
-cycle; offered load the flits injected in it, likewise.
+packet injected in the measurement window ``[warmup, warmup + cycles)`` has arrived, or at the
+drain limit. Latency is measured for those packets, from their injection (creation, so source
+queueing counts) to the arrival of their last flit. Offered load is their flits per router
+per window cycle; accepted throughput is the same flits per router per cycle of the time the
+network took to deliver them (see ``NocRun.delivery_ps``), so that it measures what the
+network carries of the pattern's mix: never above the offered load, and never above what the
+busiest resource can serve (``check_accounting`` verifies both on every run).
 """
 
 from __future__ import annotations
@@ -57,16 +42,48 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from nunasim.engine.noc_traffic import (
+    RATE_UNITS,
+    TRAFFIC_PATTERNS,
+    Pattern,
+    Traffic,
+    centre,
+    destination_matrix,
+    generate_traffic,
+    injection_probability,
+    permutation_destinations,
+    transpose_destinations,
+)
 from nunasim.engine.packet.core import EJECT, INJECT, LINK, READ, CoreInputs
 from nunasim.engine.packet.engine import resource_rows, route_rows, run_core
 from nunasim.errors import ConfigError
 from nunasim.hardware import Mesh, Socket
-from nunasim.units import cycles_to_ps, ps_to_cycles
+from nunasim.units import PS_PER_S, ps_to_cycles
 
-TRAFFIC_PATTERNS = ("uniform", "transpose", "hotspot")
+__all__ = [
+    "RATE_UNITS",
+    "TRAFFIC_PATTERNS",
+    "NocAccountingError",
+    "NocResult",
+    "NocRun",
+    "Pattern",
+    "Traffic",
+    "centre",
+    "channel_bound",
+    "check_accounting",
+    "core_routes",
+    "destination_matrix",
+    "generate_traffic",
+    "link_flits_per_cycle",
+    "noc_inputs",
+    "noc_resources",
+    "permutation_destinations",
+    "resource_loads",
+    "run_noc",
+    "transpose_destinations",
+    "uniform_bound",
+]
 
-# Random numbers are drawn this many cycles at a time; part of what a seed means.
-_BLOCK_CYCLES = 4096
 # The run is called saturated when accepted throughput falls below this share of the
 # offered load...
 SATURATION_ACCEPTED_SHARE = 0.95
@@ -74,6 +91,16 @@ SATURATION_ACCEPTED_SHARE = 0.95
 # of the window's last quarter exceeds its first quarter's by more than this share of the
 # mean zero-load latency: the queues are still growing.
 SATURATION_GROWTH_SHARE = 0.25
+# What one run may simulate, refused before anything is allocated: cycles of injection
+# (warm-up, window and the drain's injection), and the expected number of packets, each of
+# which costs about BYTES_PER_PACKET of arrays in the packet core.
+MAX_CYCLES = 10_000_000
+MAX_PACKETS = 10_000_000
+BYTES_PER_PACKET = 300
+
+
+class NocAccountingError(RuntimeError):
+    """A run's figures break what any network obeys (a bug, never bad input)."""
 
 
 @dataclass(frozen=True)
@@ -82,14 +109,14 @@ class NocResult:
     flits per router per NoC cycle."""
 
     traffic: str
-    rate: float  # nominal injection rate asked for
+    rate: float  # nominal injection rate asked for, in ``rate_unit`` per node per cycle
     packet_flits: int
     routers: int
     cycles: int  # measurement window
     warmup: int
     seed: int
     offered_flits_per_node_cycle: float  # flits injected in the window
-    accepted_flits_per_node_cycle: float  # flits arriving in the window
+    accepted_flits_per_node_cycle: float  # the window's flits over the time to deliver them
     avg_latency_cycles: float
     p99_latency_cycles: float
     max_latency_cycles: float
@@ -100,98 +127,24 @@ class NocResult:
     channel_bound_flits_per_node_cycle: float  # channel-load bound for this pattern
     link_flits_per_cycle: float  # what one link carries per NoC cycle
     events: int
+    rate_unit: str = "flits"
+    pattern: str = ""  # the pattern as stated in the output (self-traffic, hotspots)
+    ejected_flits_per_node_cycle: float = 0.0  # flits of any packet ejected in the window
+    drained: bool = True  # every measured packet arrived before the drain limit
+    drain_cycles: int = 0  # cycles after the window until the last measured packet arrived
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-@dataclass(frozen=True, eq=False)
-class Traffic:
-    """Every packet of a run, in injection order (cycle, then router)."""
-
-    cycle: np.ndarray  # int64 injection cycle
-    src: np.ndarray  # int64 router
-    dst: np.ndarray  # int64 router
-
-
-# --- destinations ----------------------------------------------------------------------
-
-
-def transpose_destinations(mesh: Mesh) -> np.ndarray:
-    """Destination router of every router under ``transpose``: (x, y) -> ((y * W) // H,
-    (x * H) // W)."""
-    routers = np.arange(mesh.routers, dtype=np.int64)
-    x, y = routers % mesh.width, routers // mesh.width
-    tx, ty = (y * mesh.width) // mesh.height, (x * mesh.height) // mesh.width
-    return ty * mesh.width + tx
-
-
-def centre(mesh: Mesh) -> int:
-    return mesh.router(mesh.width // 2, mesh.height // 2)
-
-
-def destination_matrix(
-    mesh: Mesh, traffic: str, hotspot_fraction: float, hotspot: int
-) -> np.ndarray:
-    """P[s, d]: the probability that a packet injected at ``s`` goes to ``d`` (a row is zero
-    for a router that injects nothing)."""
-    n = mesh.routers
-    uniform = np.full((n, n), 1.0 / (n - 1))
-    np.fill_diagonal(uniform, 0.0)
-    if traffic == "uniform":
-        return uniform
-    if traffic == "transpose":
-        matrix = np.zeros((n, n))
-        matrix[np.arange(n), transpose_destinations(mesh)] = 1.0
-        np.fill_diagonal(matrix, 0.0)
-        return matrix
-    matrix = (1.0 - hotspot_fraction) * uniform
-    matrix[:, hotspot] += hotspot_fraction
-    matrix[hotspot] = uniform[hotspot]
-    return matrix
-
-
-def generate_traffic(
-    socket: Socket,
-    traffic: str,
-    rate: float,
-    packet_flits: int,
-    horizon: int,
-    seed: int,
-    hotspot_fraction: float = 0.2,
-    hotspot: int | None = None,
-) -> Traffic:
-    """Packets injected in cycles ``0 .. horizon - 1`` (see the module's docstring)."""
-    mesh = socket.mesh
-    n = mesh.routers
-    hot = centre(mesh) if hotspot is None else hotspot
-    probability = rate / packet_flits
-    rng = np.random.default_rng(seed)
-    sources = np.arange(n, dtype=np.int64)
-    transposed = transpose_destinations(mesh)
-    cycles, srcs, dsts = [], [], []
-    for first in range(0, horizon, _BLOCK_CYCLES):
-        rows = min(_BLOCK_CYCLES, horizon - first)
-        inject = rng.random((rows, n)) < probability
-        src = np.broadcast_to(sources, (rows, n))
-        if traffic == "transpose":
-            dst = np.broadcast_to(transposed, (rows, n))
-        else:
-            pick = rng.integers(0, n - 1, size=(rows, n), dtype=np.int64)
-            dst = pick + (pick >= src)
-            if traffic == "hotspot":
-                to_hot = (rng.random((rows, n)) < hotspot_fraction) & (src != hot)
-                dst = np.where(to_hot, hot, dst)
-        inject &= dst != src
-        row, _ = np.nonzero(inject)
-        cycles.append(row.astype(np.int64) + first)
-        srcs.append(src[inject])
-        dsts.append(dst[inject])
-    return Traffic(
-        cycle=np.concatenate(cycles) if cycles else np.zeros(0, dtype=np.int64),
-        src=np.concatenate(srcs).astype(np.int64) if srcs else np.zeros(0, dtype=np.int64),
-        dst=np.concatenate(dsts).astype(np.int64) if dsts else np.zeros(0, dtype=np.int64),
-    )
+def as_pattern(
+    traffic: str | Pattern, hotspot_fraction: float = 0.2, hotspot: int | None = None
+) -> Pattern:
+    """A ``Pattern`` from the short form (one hotspot router, or the centre)."""
+    if isinstance(traffic, Pattern):
+        return traffic
+    hotspots = () if hotspot is None else ((int(hotspot), 1.0),)
+    return Pattern(traffic, hotspot_fraction, hotspots)
 
 
 # --- routes and bounds -----------------------------------------------------------------
@@ -233,34 +186,47 @@ def link_flits_per_cycle(socket: Socket) -> float:
     return 1.0 / ps_to_cycles(socket.link_flit_ps, socket.noc_clock_hz)
 
 
-def resource_flits_per_cycle(socket: Socket) -> np.ndarray:
-    """Flits every resource of the run (numbered as by ``noc_resources``) carries per NoC
-    cycle: the links, then the injection and the ejection channels at their widths."""
+def resource_flit_ps(socket: Socket) -> np.ndarray:
+    """One flit's time on every resource of the run (numbered as by ``noc_resources``): the
+    links, then the injection and the ejection channels at their widths."""
     n = socket.mesh.routers
-    flit_ps = np.repeat(
-        [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps],
+    return np.repeat(
+        np.array(
+            [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps],
+            dtype=np.int64,
+        ),
         [socket.mesh.link_slots, n, n],
     )
-    return 1.0 / ps_to_cycles(flit_ps, socket.noc_clock_hz)
+
+
+def resource_flits_per_cycle(socket: Socket) -> np.ndarray:
+    """Flits every resource of the run (numbered as by ``noc_resources``) carries per NoC
+    cycle."""
+    return 1.0 / ps_to_cycles(resource_flit_ps(socket), socket.noc_clock_hz)
 
 
 def resource_loads(
-    socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
+    socket: Socket,
+    traffic: str | Pattern,
+    hotspot_fraction: float = 0.2,
+    hotspot: int | None = None,
 ) -> np.ndarray:
     """Expected flits per NoC cycle on every resource of the run (link slots, then injection
     ports, then ejection ports, as numbered by ``noc_resources``) when every router offers
     one flit per cycle of the pattern (multiply by the rate for the load at that rate)."""
     mesh = socket.mesh
-    hot = centre(mesh) if hotspot is None else hotspot
     paths = socket.router_paths
-    matrix = destination_matrix(mesh, traffic, hotspot_fraction, hot)
+    matrix = destination_matrix(mesh, as_pattern(traffic, hotspot_fraction, hotspot))
     per_entry = np.repeat(matrix.ravel(), np.diff(paths.start))
     links = np.bincount(paths.links, weights=per_entry, minlength=mesh.link_slots)
     return np.concatenate([links, matrix.sum(axis=1), matrix.sum(axis=0)])
 
 
 def channel_bound(
-    socket: Socket, traffic: str, hotspot_fraction: float = 0.2, hotspot: int | None = None
+    socket: Socket,
+    traffic: str | Pattern,
+    hotspot_fraction: float = 0.2,
+    hotspot: int | None = None,
 ) -> float:
     """The highest rate (flits/node/cycle) at which no link, injection port or ejection port
     is offered more than it carries (B = link flits per cycle, unless a preset gives the
@@ -320,14 +286,21 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
 
 
 def noc_inputs(
-    socket: Socket, packets: Traffic, inject_ps: np.ndarray, packet_flits: int, stop: int
+    socket: Socket,
+    packets: Traffic,
+    inject_ps: np.ndarray,
+    packet_flits: int,
+    stop: int,
+    deadline_ps: int = -1,
 ) -> CoreInputs:
     """The core's inputs for ``packets`` injected at ``inject_ps``; the run ends once packets
-    ``0 .. stop - 1`` have arrived.
+    ``0 .. stop - 1`` have arrived, or at ``deadline_ps`` if that is not negative.
 
     Packet p is step p (of its source router's threadblock), released at ``inject_ps[p]``,
     line operation p and message p: a read-kind message, done when it arrives, whose line
-    operation delivers nothing. Step ``len(packets)`` waits for the first ``stop``.
+    operation delivers nothing. Step ``len(packets)`` waits for the first ``stop``; with a
+    deadline, an empty step released at the deadline and it both release the last step,
+    which waits for either.
     """
     mesh = socket.mesh
     count = len(inject_ps)
@@ -338,21 +311,32 @@ def noc_inputs(
     def per_packet(value: int) -> np.ndarray:
         return np.full(count, value, dtype=np.int64)
 
+    measured_done = count
+    if deadline_ps < 0:
+        waits, extra_succ, extra_succs = [stop], [0], none
+        timed_step, timed_at = every, inject_ps
+    else:  # all measured packets done, the deadline, and the end waiting for one of them
+        waits, extra_succ, extra_succs = [stop, 0, 1], [1, 1, 0], np.array([count + 2] * 2)
+        at = int(np.searchsorted(inject_ps, deadline_ps, side="right"))
+        timed_step = np.insert(every, at, count + 1)
+        timed_at = np.insert(inject_ps, at, deadline_ps)
+    extra = len(waits)
+    succ_counts = np.concatenate([(every < stop).astype(np.int64), extra_succ])
     return CoreInputs(
         res=noc_resources(socket, packet_flits),
         tb_cu=np.arange(mesh.routers, dtype=np.int64),
-        step_tb=np.append(packets.src, 0),
-        step_wait=np.append(per_packet(0), stop),
-        step_compute_ps=np.zeros(count + 1, dtype=np.int64),
-        timed_step=every,
-        timed_at=inject_ps,
-        succ_start=np.minimum(np.arange(count + 2, dtype=np.int64), stop),
-        succ=np.full(stop, count, dtype=np.int64),
-        lineop_start=np.append(np.arange(count + 1, dtype=np.int64), count),
+        step_tb=np.append(packets.src, np.zeros(extra, dtype=np.int64)),
+        step_wait=np.append(per_packet(0), waits),
+        step_compute_ps=np.zeros(count + extra, dtype=np.int64),
+        timed_step=timed_step,
+        timed_at=timed_at,
+        succ_start=np.concatenate([[0], np.cumsum(succ_counts)]).astype(np.int64),
+        succ=np.append(np.full(stop, measured_done, dtype=np.int64), extra_succs),
+        lineop_start=np.append(np.arange(count + 1, dtype=np.int64), np.full(extra, count)),
         lineop_step=every,
         lineop_compute_ps=per_packet(0),
         lineop_msgs=np.stack([every, every + 1, every + 1], axis=1),
-        flag_start=np.zeros(count + 2, dtype=np.int64),
+        flag_start=np.zeros(count + extra + 1, dtype=np.int64),
         flag_msg=none,
         msg_kind=per_packet(READ),
         msg_lineop=every,
@@ -368,7 +352,7 @@ def noc_inputs(
         route=route,
         ncus=mesh.routers,
         window=count + 1,  # open-loop injection: no request window
-        stop_step=count,
+        stop_step=count + extra - 1,
     )
 
 
@@ -377,21 +361,23 @@ def noc_inputs(
 
 def _check(
     socket: Socket,
-    traffic: str,
+    pattern: Pattern,
     rate: float,
+    rate_unit: str,
     packet_flits: int,
     cycles: int,
     warmup: int,
-    hotspot_fraction: float,
-    hotspot: int | None,
+    drain: int | None,
 ) -> None:
-    if traffic not in TRAFFIC_PATTERNS:
+    pattern.check(socket.mesh)
+    if rate_unit not in RATE_UNITS:
         raise ConfigError(
-            f"unknown traffic {traffic!r} (known: {', '.join(TRAFFIC_PATTERNS)})", where="traffic"
+            f"the rate is in {' or '.join(RATE_UNITS)} per node per cycle, not {rate_unit!r}",
+            where="rate_unit",
         )
     if isinstance(rate, bool) or not (0 < rate <= 1):
         raise ConfigError(
-            f"the injection rate is in flits per node per cycle, in (0, 1]; got {rate}",
+            f"the injection rate is in {rate_unit} per node per cycle, in (0, 1]; got {rate}",
             where="rate",
         )
     if isinstance(packet_flits, bool) or int(packet_flits) != packet_flits or packet_flits < 1:
@@ -402,17 +388,45 @@ def _check(
         raise ConfigError(f"the measurement needs at least one cycle; got {cycles}", where="cycles")
     if int(warmup) != warmup or warmup < 0:
         raise ConfigError(f"the warm-up must not be negative; got {warmup}", where="warmup")
-    if not 0 <= hotspot_fraction <= 1:
-        raise ConfigError(
-            f"the hotspot fraction is a share in [0, 1]; got {hotspot_fraction}",
-            where="hotspot_fraction",
-        )
+    if drain is not None and (int(drain) != drain or drain < 1):
+        raise ConfigError(f"the drain limit is at least one cycle; got {drain}", where="drain")
     if socket.mesh.routers < 2:
         raise ConfigError("synthetic traffic needs a mesh of at least two routers")
-    if hotspot is not None and not 0 <= hotspot < socket.mesh.routers:
+    _check_size(
+        socket, pattern, injection_probability(rate, rate_unit, packet_flits), cycles, warmup
+    )
+    router = socket.router
+    if socket.credit_vcs and router is not None and packet_flits > 2 * router.buffer_flits:
         raise ConfigError(
-            f"router {hotspot} is off the {socket.mesh.width} x {socket.mesh.height} mesh",
-            where="hotspot",
+            f"a {packet_flits}-flit packet spans more than two input buffers of "
+            f"{router.buffer_flits} flits; the wormhole model holds at most two "
+            f"(packets of up to {2 * router.buffer_flits} flits)",
+            where="packet_flits",
+        )
+
+
+def _check_size(
+    socket: Socket, pattern: Pattern, probability: float, cycles: int, warmup: int
+) -> None:
+    """Refuse, before anything is allocated, a run beyond the limits, with its estimate."""
+    horizon = warmup + 2 * cycles
+    if horizon > MAX_CYCLES:
+        raise ConfigError(
+            f"this run would inject for {horizon:,} cycles (warm-up {warmup:,} + window "
+            f"{cycles:,} + as many while it drains), more than the limit of {MAX_CYCLES:,}: "
+            "use fewer cycles",
+            where="cycles",
+        )
+    n = socket.mesh.routers
+    sending = float((destination_matrix(socket.mesh, pattern).sum(axis=1) > 0).mean())
+    expected = int(n * sending * horizon * probability)
+    if expected > MAX_PACKETS:
+        fits = int(MAX_PACKETS / (n * sending * probability * 2))
+        raise ConfigError(
+            f"this run would inject about {expected:,} packets (about "
+            f"{expected * BYTES_PER_PACKET / 1e9:,.1f} GB of arrays), more than the limit of "
+            f"{MAX_PACKETS:,}: use a window of at most about {fits:,} cycles at this rate",
+            where="cycles",
         )
 
 
@@ -420,19 +434,19 @@ def _check(
 class NocRun:
     """A finished run: every packet's injection and arrival, and what the core counted.
 
-    Packets ``first .. stop - 1`` are the measured ones (injected in the window); every packet
-    before ``stop`` has arrived; later ones arrived if ``head_ps >= 0``.
+    Packets ``first .. stop - 1`` are the measured ones (injected in the window); every one
+    of them has arrived (``head_ps >= 0``) unless the run hit its drain limit; later ones
+    arrived if ``head_ps >= 0``.
     """
 
     socket: Socket
-    traffic: str
+    pattern: Pattern
     rate: float
+    rate_unit: str
     packet_flits: int
     cycles: int
     warmup: int
     seed: int
-    hotspot_fraction: float
-    hotspot: int
     packets: Traffic
     cycle_ps: np.ndarray  # int64 start of every cycle 0 .. horizon
     inject_ps: np.ndarray  # int64 per packet
@@ -441,10 +455,23 @@ class NocRun:
     stop: int
     events: int
     link_busy_ps: np.ndarray  # int64 per link slot, over the whole run
+    deadline_ps: int  # the drain limit; -1: none
+
+    @property
+    def traffic(self) -> str:
+        return self.pattern.traffic
+
+    @property
+    def hotspot_fraction(self) -> float:
+        return self.pattern.hotspot_fraction
 
     @property
     def measured(self) -> slice:
         return slice(self.first, self.stop)
+
+    @property
+    def drained(self) -> bool:
+        return bool((self.head_ps[self.measured] >= 0).all())
 
     @property
     def tail_ps(self) -> int:
@@ -452,15 +479,18 @@ class NocRun:
         return (self.packet_flits - 1) * self.socket.flit_spacing_ps
 
     def latency_ps(self) -> np.ndarray:
-        """Injection to last flit's arrival, per measured packet."""
+        """Injection to last flit's arrival, per measured packet that arrived."""
         m = self.measured
-        return self.head_ps[m] + self.tail_ps - self.inject_ps[m]
+        arrived = self.head_ps[m] >= 0
+        return (self.head_ps[m] + self.tail_ps - self.inject_ps[m])[arrived]
 
     def zero_load_ps(self) -> np.ndarray:
         """The same packets' latency in an empty network: injection port, path, ejection
         port, tail."""
         m = self.measured
-        path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
+        arrived = self.head_ps[m] >= 0
+        src, dst = self.packets.src[m][arrived], self.packets.dst[m][arrived]
+        path = self.socket.router_paths.latency_ps[src, dst]
         return self.socket.endpoint_latency_ps + path + self.tail_ps
 
     def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:
@@ -481,55 +511,147 @@ class NocRun:
     def window_ps(self) -> tuple[int, int]:
         return int(self.cycle_ps[self.warmup]), int(self.cycle_ps[self.warmup + self.cycles])
 
+    def measured_flits_per_resource(self) -> np.ndarray:
+        """Flits of the measured packets each resource of the run serves."""
+        n = self.socket.mesh.routers
+        m = self.measured
+        pairs = np.bincount(self.packets.src[m] * n + self.packets.dst[m], minlength=n * n)
+        start, route = core_routes(self.socket)
+        per_entry = np.repeat(pairs, np.diff(start))
+        resources = 2 * n + self.socket.mesh.link_slots
+        served = np.bincount(route[:, 0], weights=per_entry, minlength=resources)
+        return np.rint(served).astype(np.int64) * self.packet_flits
+
+    def delivery_ps(self) -> int:
+        """The time the network took to deliver the window's packets, ``D``: from the start
+        of the window to the last one's last flit, less the longest zero-load latency among
+        them (a packet injected at the window's end needs that much anyway), and at least
+        the window. Delivering the offered mix at any rate takes at least as long as the
+        busiest resource takes to serve its part of it, so the throughput the window's
+        flits / (routers D) measures stays below the channel bounds (``check_accounting``).
+
+        When the run hit its drain limit the last arrival is unknown, later than the limit:
+        ``D`` is then the larger of the limit's and the busiest resource's, a lower bound."""
+        begin, end = self.window_ps
+        zero_load = self._longest_zero_load_ps()
+        if self.drained:
+            last = int((self.head_ps[self.measured] + self.tail_ps).max())
+            return max(end - begin, last - begin - zero_load)
+        flit_ps = resource_flit_ps(self.socket)
+        busiest = int((self.measured_flits_per_resource() * flit_ps - flit_ps).max())
+        return max(end - begin, self.deadline_ps - begin - zero_load, busiest - zero_load)
+
+    def _longest_zero_load_ps(self) -> int:
+        m = self.measured
+        path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
+        return int(path.max()) + self.socket.endpoint_latency_ps + self.tail_ps
+
     def result(self) -> NocResult:
         socket = self.socket
         clock = socket.noc_clock_hz
         latency = ps_to_cycles(self.latency_ps(), clock)
         zero_load = ps_to_cycles(self.zero_load_ps(), clock)
-        capacity = socket.mesh.routers * self.cycles
-        offered = self.packet_flits * (self.stop - self.first) / capacity
-        accepted = self.flits_arrived(*self.window_ps) / capacity
+        n = socket.mesh.routers
+        flits = self.packet_flits * (self.stop - self.first)
+        offered = flits / (n * self.cycles)
+        begin, end_ps = self.window_ps
+        # the same flits over the delivery time instead of the window: exactly the ratio
+        accepted = offered * (end_ps - begin) / self.delivery_ps()
+        ejected = self.flits_arrived(*self.window_ps) / (n * self.cycles)
 
         end = self.warmup + self.cycles
         quarter = max(self.cycles // 4, 1)
-        injected = self.packets.cycle[self.measured]
+        arrived = self.head_ps[self.measured] >= 0
+        injected = self.packets.cycle[self.measured][arrived]
         queueing = latency - zero_load
         early = queueing[injected < self.warmup + quarter]
         late = queueing[injected >= end - quarter]
         growth = float(late.mean() - early.mean()) if len(early) and len(late) else 0.0
-        mean_zero_load = float(zero_load.mean())
+        mean_zero_load = float(zero_load.mean()) if len(zero_load) else float("nan")
+        drained = self.drained
         saturated = (
-            accepted < SATURATION_ACCEPTED_SHARE * offered
+            not drained
+            or accepted < SATURATION_ACCEPTED_SHARE * offered
             or growth > SATURATION_GROWTH_SHARE * mean_zero_load
         )
-        return NocResult(
+        last = int((self.head_ps[self.measured] + self.tail_ps).max())
+        drain_end = last if drained else self.deadline_ps
+        result = NocResult(
             traffic=self.traffic,
             rate=float(self.rate),
             packet_flits=int(self.packet_flits),
-            routers=socket.mesh.routers,
+            routers=n,
             cycles=int(self.cycles),
             warmup=int(self.warmup),
             seed=int(self.seed),
             offered_flits_per_node_cycle=offered,
             accepted_flits_per_node_cycle=accepted,
-            avg_latency_cycles=float(latency.mean()),
-            p99_latency_cycles=float(np.percentile(latency, 99)),
-            max_latency_cycles=float(latency.max()),
+            avg_latency_cycles=float(latency.mean()) if len(latency) else float("nan"),
+            p99_latency_cycles=float(np.percentile(latency, 99)) if len(latency) else float("nan"),
+            max_latency_cycles=float(latency.max()) if len(latency) else float("nan"),
             zero_load_latency_cycles=mean_zero_load,
             latency_growth_cycles=growth,
             packets=self.stop - self.first,
             saturated=bool(saturated),
-            channel_bound_flits_per_node_cycle=channel_bound(
-                socket, self.traffic, self.hotspot_fraction, self.hotspot
-            ),
+            channel_bound_flits_per_node_cycle=channel_bound(socket, self.pattern),
             link_flits_per_cycle=link_flits_per_cycle(socket),
             events=self.events,
+            rate_unit=self.rate_unit,
+            pattern=self.pattern.describe(socket.mesh),
+            ejected_flits_per_node_cycle=ejected,
+            drained=drained,
+            drain_cycles=max(0, int(np.ceil(ps_to_cycles(drain_end - self.window_ps[1], clock)))),
         )
+        check_accounting(self, result)
+        return result
+
+
+def check_accounting(run: NocRun, result: NocResult) -> None:
+    """Raise ``NocAccountingError`` unless the figures obey what any network obeys:
+
+    - accepted <= offered (the network delivers no more than the window's packets);
+    - every resource e served the F_e measured flits through it one flit time f_e apart,
+      starting no earlier than the window, so the last arrival comes at least F_e f_e - f_e
+      after the window opens: F_e f_e <= D + Z + f_e, with D the delivery time and Z the
+      longest zero-load latency subtracted from it. This is accepted <= the resource's
+      bound (its capacity over its share of the measured flits) up to (Z + f_e) / D;
+    - no ejection port received more flits in the window than it serves in it, plus the
+      one packet that may straddle the window's start.
+    """
+    if result.accepted_flits_per_node_cycle > result.offered_flits_per_node_cycle * (1 + 1e-12):
+        raise NocAccountingError(
+            f"accepted {result.accepted_flits_per_node_cycle} flits/node/cycle is above the "
+            f"offered {result.offered_flits_per_node_cycle}"
+        )
+    flit_ps = resource_flit_ps(run.socket)
+    served = run.measured_flits_per_resource() * flit_ps
+    allowed = run.delivery_ps() + run._longest_zero_load_ps() + flit_ps
+    over = np.nonzero(served > allowed)[0]
+    if len(over):
+        raise NocAccountingError(
+            f"resource {int(over[0])} served {int(served[over[0]])} ps of the window's flits, "
+            f"more than the {int(allowed[over[0]])} ps it had"
+        )
+    begin, end = run.window_ps
+    n = run.socket.mesh.routers
+    per_port = (end - begin) // run.socket.ejection_flit_ps + run.packet_flits
+    if result.ejected_flits_per_node_cycle * n * run.cycles > n * per_port + 1e-6:
+        raise NocAccountingError(
+            f"{result.ejected_flits_per_node_cycle} flits/node/cycle ejected, more than the "
+            "ejection channels carry"
+        )
+
+
+def _cycle_starts(horizon: int, clock_hz: float) -> np.ndarray:
+    """``units.cycles_to_ps`` of cycles 0 .. horizon, at once (the same floats, rounded the
+    same way)."""
+    cycles = np.arange(horizon + 1, dtype=np.float64)
+    return np.floor(cycles * float(PS_PER_S) / clock_hz + 0.5).astype(np.int64)
 
 
 def run_noc(
     socket: Socket,
-    traffic: str = "uniform",
+    traffic: str | Pattern = "uniform",
     rate: float = 0.1,
     packet_flits: int = 1,
     cycles: int = 10_000,
@@ -537,18 +659,23 @@ def run_noc(
     seed: int = 0,
     hotspot_fraction: float = 0.2,
     hotspot: int | None = None,
+    *,
+    rate_unit: str = "flits",
+    drain: int | None = None,
 ) -> NocRun:
-    """Run synthetic traffic on ``socket``'s mesh (see the module docstring)."""
-    _check(socket, traffic, rate, packet_flits, cycles, warmup, hotspot_fraction, hotspot)
+    """Run synthetic traffic on ``socket``'s mesh (see the module docstring). ``traffic`` is
+    a pattern name (with ``hotspot_fraction`` and one ``hotspot`` router) or a ``Pattern``;
+    ``drain``: stop at most this many cycles after the window (None: once every measured
+    packet has arrived)."""
+    pattern = as_pattern(traffic, hotspot_fraction, hotspot)
+    _check(socket, pattern, rate, rate_unit, packet_flits, cycles, warmup, drain)
     mesh = socket.mesh
     clock = socket.noc_clock_hz
-    hot = centre(mesh) if hotspot is None else hotspot
     end = warmup + cycles
     horizon = end + cycles
-    packets = generate_traffic(
-        socket, traffic, rate, packet_flits, horizon, seed, hotspot_fraction, hot
-    )
-    cycle_ps = np.array([cycles_to_ps(c, clock) for c in range(horizon + 1)], dtype=np.int64)
+    probability = injection_probability(rate, rate_unit, packet_flits)
+    packets = generate_traffic(mesh, pattern, probability, horizon, seed)
+    cycle_ps = _cycle_starts(max(horizon, end + (drain or 0)), clock)
     inject_ps = cycle_ps[packets.cycle]
     first = int(np.searchsorted(packets.cycle, warmup))
     stop = int(np.searchsorted(packets.cycle, end))
@@ -557,20 +684,20 @@ def run_noc(
             f"no packet was injected in the {cycles}-cycle window at rate {rate}; "
             "raise the rate or the number of cycles"
         )
-    done = run_core(noc_inputs(socket, packets, inject_ps, packet_flits, stop))
+    deadline = -1 if drain is None else int(cycle_ps[end + drain])
+    done = run_core(noc_inputs(socket, packets, inject_ps, packet_flits, stop, deadline))
     head_ps = done.outputs.msg_done
-    if (head_ps[:stop] < 0).any():
+    if deadline < 0 and (head_ps[:stop] < 0).any():
         raise RuntimeError("the NoC run stopped before every measured packet arrived")
     return NocRun(
         socket=socket,
-        traffic=traffic,
+        pattern=pattern,
         rate=float(rate),
+        rate_unit=rate_unit,
         packet_flits=int(packet_flits),
         cycles=int(cycles),
         warmup=int(warmup),
         seed=int(seed),
-        hotspot_fraction=float(hotspot_fraction),
-        hotspot=hot,
         packets=packets,
         cycle_ps=cycle_ps,
         inject_ps=inject_ps,
@@ -579,4 +706,5 @@ def run_noc(
         stop=stop,
         events=done.events,
         link_busy_ps=done.res_busy[: mesh.link_slots],
+        deadline_ps=deadline,
     )
