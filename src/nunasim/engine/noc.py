@@ -71,12 +71,14 @@ __all__ = [
     "centre",
     "channel_bound",
     "check_accounting",
+    "check_run",
     "core_routes",
     "destination_matrix",
     "generate_traffic",
     "link_flits_per_cycle",
     "noc_inputs",
     "noc_resources",
+    "pattern_zero_load_cycles",
     "permutation_destinations",
     "resource_loads",
     "run_noc",
@@ -132,6 +134,7 @@ class NocResult:
     ejected_flits_per_node_cycle: float = 0.0  # flits of any packet ejected in the window
     drained: bool = True  # every measured packet arrived before the drain limit
     drain_cycles: int = 0  # cycles after the window until the last measured packet arrived
+    pattern_zero_load_cycles: float = 0.0  # the pattern's expected zero-load latency
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -235,6 +238,15 @@ def channel_bound(
     loads = resource_loads(socket, traffic, hotspot_fraction, hotspot)
     loaded = loads > 0
     return float((resource_flits_per_cycle(socket)[loaded] / loads[loaded]).min())
+
+
+def pattern_zero_load_cycles(socket: Socket, pattern: Pattern, packet_flits: int) -> float:
+    """The mean zero-load latency (cycles) of the pattern's packets, every injecting router
+    sending at the same rate: endpoints, path and tail."""
+    matrix = destination_matrix(socket.mesh, pattern)
+    path = float((matrix * socket.router_paths.latency_ps).sum() / matrix.sum())
+    tail = (packet_flits - 1) * socket.flit_spacing_ps
+    return ps_to_cycles(socket.endpoint_latency_ps + path + tail, socket.noc_clock_hz)
 
 
 def uniform_bound(mesh: Mesh, link_flits: float) -> float:
@@ -359,7 +371,7 @@ def noc_inputs(
 # --- a run -----------------------------------------------------------------------------
 
 
-def _check(
+def check_run(
     socket: Socket,
     pattern: Pattern,
     rate: float,
@@ -600,6 +612,9 @@ class NocRun:
             pattern=self.pattern.describe(socket.mesh),
             ejected_flits_per_node_cycle=ejected,
             drained=drained,
+            pattern_zero_load_cycles=pattern_zero_load_cycles(
+                socket, self.pattern, self.packet_flits
+            ),
             drain_cycles=max(0, int(np.ceil(ps_to_cycles(drain_end - self.window_ps[1], clock)))),
         )
         check_accounting(self, result)
@@ -668,7 +683,7 @@ def run_noc(
     ``drain``: stop at most this many cycles after the window (None: once every measured
     packet has arrived)."""
     pattern = as_pattern(traffic, hotspot_fraction, hotspot)
-    _check(socket, pattern, rate, rate_unit, packet_flits, cycles, warmup, drain)
+    check_run(socket, pattern, rate, rate_unit, packet_flits, cycles, warmup, drain)
     mesh = socket.mesh
     clock = socket.noc_clock_hz
     end = warmup + cycles

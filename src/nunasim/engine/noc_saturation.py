@@ -1,0 +1,49 @@
+"""Reading a latency-throughput curve: where it saturates and what it carries past that."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# The saturation load is where the average latency reaches this many times its zero-load
+# value (the usual convention of NoC papers).
+SATURATION_LATENCY_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """The marks of one curve (flits/node/cycle; None where the sweep does not show it)."""
+
+    load: float | None  # offered load where latency reaches 2 x zero-load, interpolated
+    overload_accepted: float | None  # accepted at the highest offered load past ``load``
+    overload_offered: float | None  # that load
+
+
+def saturation(
+    offered: np.ndarray,
+    accepted: np.ndarray,
+    latency: np.ndarray,
+    zero_load: float,
+    saturated: np.ndarray,
+) -> Saturation:
+    """The marks of a curve given point by point (any order). An unstable (saturated) point
+    counts as past the threshold whatever its average latency, which it has not settled."""
+    order = np.argsort(offered, kind="stable")
+    offered, accepted = np.asarray(offered)[order], np.asarray(accepted)[order]
+    latency, saturated = np.asarray(latency)[order], np.asarray(saturated, dtype=bool)[order]
+    threshold = SATURATION_LATENCY_FACTOR * zero_load
+    over = saturated | ~(latency < threshold)  # NaN latency (nothing arrived) is over
+    if not over.any():
+        return Saturation(None, None, None)
+    k = int(np.argmax(over))
+    if k == 0:
+        load = float(offered[0])
+    elif saturated[k] or not np.isfinite(latency[k]):
+        load = float(offered[k - 1])  # no settled latency to interpolate towards
+    else:
+        share = (threshold - latency[k - 1]) / (latency[k] - latency[k - 1])
+        load = float(offered[k - 1] + share * (offered[k] - offered[k - 1]))
+    if k == len(offered) - 1 and not saturated[k]:
+        return Saturation(load, None, None)
+    return Saturation(load, float(accepted[-1]), float(offered[-1]))

@@ -1,0 +1,93 @@
+"""Latency-throughput curves of ``nunasim noc``: one run per offered load, in parallel.
+
+Every point is an independent, deterministic run with the same seed (common random numbers:
+a higher rate injects a superset of a lower one's packets), so running the points in worker
+processes gives exactly the results of running them one after the other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+import pandas as pd
+
+from nunasim.engine.noc import NocResult, Pattern, check_run, run_noc
+from nunasim.hardware import Socket
+
+
+@dataclass(frozen=True)
+class CurveSpec:
+    """Everything of a sweep's runs but the rate."""
+
+    socket: Socket
+    pattern: Pattern
+    packet_flits: int = 1
+    cycles: int = 10_000
+    warmup: int = 1_000
+    seed: int = 0
+    rate_unit: str = "flits"
+    drain: int | None = None
+
+    def check(self, rate: float) -> None:
+        """Refuse a bad point before any run starts (so no worker fails half-way)."""
+        check_run(
+            self.socket,
+            self.pattern,
+            rate,
+            self.rate_unit,
+            self.packet_flits,
+            self.cycles,
+            self.warmup,
+            self.drain,
+        )
+
+    def run(self, rate: float) -> NocResult:
+        return run_noc(
+            self.socket,
+            self.pattern,
+            rate,
+            self.packet_flits,
+            self.cycles,
+            self.warmup,
+            self.seed,
+            rate_unit=self.rate_unit,
+            drain=self.drain,
+        ).result()
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+def sweep(
+    spec: CurveSpec,
+    rates: Sequence[float],
+    workers: int = 1,
+    done: Callable[[int, int, NocResult], None] | None = None,
+) -> list[NocResult]:
+    """The result of every rate, in the order of ``rates``; ``done(k, total, result)`` is
+    called as the k-th point finishes (in the order they finish)."""
+    for rate in rates:
+        spec.check(rate)
+    results: list[NocResult | None] = [None] * len(rates)
+    if workers <= 1 or len(rates) <= 1:
+        for i, rate in enumerate(rates):
+            results[i] = spec.run(rate)
+            if done is not None:
+                done(i + 1, len(rates), results[i])
+    else:
+        with ProcessPoolExecutor(max_workers=min(workers, len(rates))) as pool:
+            futures = {pool.submit(spec.run, rate): i for i, rate in enumerate(rates)}
+            for k, future in enumerate(as_completed(futures), start=1):
+                results[futures[future]] = future.result()
+                if done is not None:
+                    done(k, len(rates), results[futures[future]])
+    return [r for r in results if r is not None]
+
+
+def curve_table(results: Sequence[NocResult], preset: str) -> pd.DataFrame:
+    """One row per point: every result field, and the preset."""
+    return pd.DataFrame([{"preset": preset, **r.as_dict()} for r in results])
