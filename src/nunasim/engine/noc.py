@@ -275,7 +275,9 @@ def uniform_bound(mesh: Mesh, link_flits: float) -> float:
 
 def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     """The core's resource table: the mesh's link slots, then every router's injection port,
-    then its ejection port. A packet holds each for all its flits, back to back."""
+        then its ejection port. A packet holds each for all its flits, back to back. Under credit
+    flow control the links and injection channels feed input buffers of ``virtual_channels``
+    VCs of ``buffer_flits`` each."""
     mesh = socket.mesh
     ports = mesh.routers
     counts = [mesh.link_slots, ports, ports]
@@ -294,7 +296,18 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     credit_ps = np.repeat(
         [socket.link_credit_ps, socket.injection_latency_ps, 0], [mesh.link_slots, ports, ports]
     )
-    return resource_rows(occ, lat, kind, vcs, np.where(vcs > 0, credit_ps, 0))
+    # Wormhole: each of those buffers holds ``buffer_flits`` per VC.
+    depth = socket.router.buffer_flits if socket.router is not None else 0
+    buf_flits = np.where(vcs > 0, depth, 0)
+    return resource_rows(
+        occ,
+        lat,
+        kind,
+        vcs,
+        np.where(vcs > 0, credit_ps, 0),
+        buf_flits,
+        np.where(vcs > 0, resource_flit_ps(socket), 0),
+    )
 
 
 def noc_inputs(

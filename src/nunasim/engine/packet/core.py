@@ -14,8 +14,9 @@ flits in order of arrival.
 A resource may also be credit flow-controlled (its VCS column): then a message starts on it
 only once a virtual channel of the buffer downstream is free, waiting in the resource's
 FIFO wait queue (woken by the credit's return, never polled) while holding the channel it
-occupies upstream, so a full buffer stops the links behind it. Without such resources the
-loop takes exactly the path it takes without the feature.
+occupies upstream, so a full buffer stops the links behind it. A message longer than that
+buffer (BUF_FLITS) holds the channel upstream as well until it has moved on (wormhole).
+Without such resources the loop takes exactly the path it takes without the feature.
 
 The loop is written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
 """
@@ -58,7 +59,13 @@ WAIT_MAX = 5  # longest wait of a flit for it (filled in)
 # resource and that one's occupancy has passed) and the credit has come back (CREDIT_PS).
 VCS = 6
 CREDIT_PS = 7
-RES_FIELDS = 8
+# Wormhole (0 BUF_FLITS: the buffer holds any packet whole): the buffer a flow-controlled
+# resource feeds holds BUF_FLITS flits per VC, and the resource carries one in FLIT_PS. A
+# packet longer than that cannot get its tail across the resource until its head has moved
+# on from the buffer, so it keeps the VC it holds upstream until then (it spans two buffers).
+BUF_FLITS = 8
+FLIT_PS = 9
+RES_FIELDS = 10
 
 # Columns of a route row (one per route entry).
 ROUTE_RES = 0  # the resource
@@ -336,6 +343,10 @@ def _loop(
             flow = True
     credits = res[:, VCS].copy()
     held = np.full(nmsg, -1, dtype=np.int64)  # the resource whose downstream VC m holds
+    # The VC m still holds one buffer further upstream (wormhole: its tail is there), and
+    # when m started on the resource that drains it.
+    spanned = np.full(nmsg, -1, dtype=np.int64)
+    spanned_start = np.zeros(nmsg, dtype=np.int64)
     wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a credit, FIFO
     wq_tail = np.full(nres, -1, dtype=np.int64)
     wnext = np.full(nmsg, -1, dtype=np.int64)
@@ -467,17 +478,44 @@ def _loop(
                 if flow:
                     if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
                         res[e, WAIT_MAX] = start - arrived[m]
-                    # The VC held upstream is free once this message has left that buffer.
                     h = held[m]
-                    if h >= 0:
-                        back = start + res[e, OCC] + res[h, CREDIT_PS]
-                        n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                    g = spanned[m]
+                    if g >= 0:
+                        # The tail crosses h once the flits beyond h's buffer have left it
+                        # over e (and their credits came back): then g's VC is free.
+                        over = res[e, OCC] - res[h, BUF_FLITS] * res[e, FLIT_PS]
+                        tail = start + over + res[h, CREDIT_PS] + res[h, FLIT_PS]
+                        if tail < spanned_start[m] + res[h, OCC]:
+                            tail = spanned_start[m] + res[h, OCC]
+                        n = _push(
+                            hk, hp, n, tail + res[g, CREDIT_PS], seq, (g << EV_BITS) | EV_CREDIT
+                        )
                         seq += 1
+                        spanned[m] = -1
+                    if h >= 0:
+                        if (
+                            res[e, BUF_FLITS] > 0
+                            and res[e, OCC] > res[e, BUF_FLITS] * res[e, FLIT_PS]
+                        ):
+                            # Longer than e's buffer: h's VC is free only once m's head has
+                            # moved on from there (its next start).
+                            spanned[m] = h
+                            spanned_start[m] = start
+                        else:  # free once this message has left that buffer
+                            back = start + res[e, OCC] + res[h, CREDIT_PS]
+                            n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                            seq += 1
                     held[m] = e if res[e, VCS] > 0 else -1
                 n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
+            if flow and spanned[m] >= 0:  # the route ended with m spanning two buffers
+                g = spanned[m]
+                tail = spanned_start[m] + res[held[m], OCC] + res[g, CREDIT_PS]
+                n = _push(hk, hp, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
+                seq += 1
+                spanned[m] = -1
             if flow and held[m] >= 0:  # a route ending on a flow-controlled resource
                 h = held[m]
                 n = _push(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)

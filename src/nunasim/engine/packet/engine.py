@@ -9,7 +9,9 @@ import numpy as np
 
 from nunasim.engine.lower import Lowered
 from nunasim.engine.packet.core import (
+    BUF_FLITS,
     CREDIT_PS,
+    FLIT_PS,
     FLITS,
     KIND,
     LAT,
@@ -76,14 +78,19 @@ def resource_rows(
     kind: np.ndarray,
     vcs: np.ndarray | int = 0,
     credit_ps: np.ndarray | int = 0,
+    buf_flits: np.ndarray | int = 0,
+    flit_ps: np.ndarray | int = 0,
 ) -> np.ndarray:
-    """The core's resource table, its run columns zero; ``vcs`` 0: no flow control."""
+    """The core's resource table, its run columns zero; ``vcs`` 0: no flow control;
+    ``buf_flits`` 0: buffers hold any message whole (no wormhole)."""
     rows = np.zeros((len(occ), RES_FIELDS), dtype=np.int64)
     rows[:, OCC] = occ
     rows[:, LAT] = lat
     rows[:, KIND] = kind
     rows[:, VCS] = vcs
     rows[:, CREDIT_PS] = credit_ps
+    rows[:, BUF_FLITS] = buf_flits
+    rows[:, FLIT_PS] = flit_ps
     return rows
 
 
