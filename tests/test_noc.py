@@ -11,24 +11,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli_run import run
+from nunasim.cli.noc import parse_rates
 from nunasim.engine.lower import lower
 from nunasim.engine.messages import STORE
 from nunasim.engine.noc import (
+    NocAccountingError,
+    Pattern,
     Traffic,
     channel_bound,
+    check_accounting,
+    destination_matrix,
     link_flits_per_cycle,
     noc_inputs,
+    permutation_destinations,
     resource_loads,
     run_noc,
     transpose_destinations,
     uniform_bound,
 )
+from nunasim.engine.noc_saturation import saturation
 from nunasim.engine.packet import core
 from nunasim.engine.packet.core import FLITS, OCC, CoreInputs, CoreOutputs
 from nunasim.engine.packet.engine import run_core, simulate
 from nunasim.errors import ConfigError
+from nunasim.experiments.noc_curve import CurveSpec, sweep
 from nunasim.hardware import Mesh, Pod
+from nunasim.hardware.socket import Router
 from nunasim.io.presets import load_preset
+from nunasim.io.results import read_table
 from nunasim.policies.place import place
 from nunasim.units import ps_to_cycles
 from small_plans import one_store_plan
@@ -571,3 +581,245 @@ def test_noc_command_sweeps_rates(capsys):
     assert code == 0
     lines = out.splitlines()
     assert "rate" in lines[1] and len(lines) == 4
+
+
+# --- wormhole: buffer depth ----------------------------------------------------------------
+
+
+def _router(socket, **changes):
+    return dataclasses.replace(socket, router=dataclasses.replace(socket.router, **changes))
+
+
+def test_a_packet_longer_than_its_buffer_holds_the_vc_behind_it(reference):
+    """Two 4-flit packets from router a = 0 to c = 2, one VC per buffer. With buffers of 8 or
+    4 flits a packet fits in the next buffer whole: the first (injection port at 0, link
+    a -> b at 1 ns, b -> c at 6 ns, ejection at 11 ns; head in at 17 ns = 7 + 5 x 2 cycles)
+    frees b's VC when its tail has crossed b -> c (6 + 4 ns) and the credit is back (11 ns),
+    so the second, which got a's injection VC at 6 ns, crosses a -> b at 11 ns and arrives
+    at 27 ns. With 2-flit buffers the first packet's tail can cross a -> b only once flits
+    0 and 1 have left b (6 + 2 ns, credit back 9 ns, then a flit time: 10 ns), so a's VC is
+    free at 11 ns; and b's once its tail has crossed b -> c, after flits 0 and 1 left c's
+    buffer over the ejection channel (11 + 2 + 1 + 1 = 15 ns, credit 16 ns): the second
+    packet starts on a -> b at 16 ns instead of 11, and arrives 5 cycles later, at 32 ns."""
+    packets = Traffic(np.zeros(2, dtype=np.int64), np.array([0, 0]), np.array([2, 2]))
+    inject = np.zeros(2, dtype=np.int64)
+
+    def heads(buffer_flits):
+        socket = _router(reference, buffer_flits=buffer_flits, virtual_channels=1)
+        return run_core(noc_inputs(socket, packets, inject, 4, 2)).outputs.msg_done.tolist()
+
+    assert heads(8) == heads(4) == [17_000, 27_000]
+    assert heads(2) == [17_000, 32_000]
+
+
+def test_shallow_buffers_saturate_earlier(reference):
+    """4-flit packets in 2-flit buffers hold two buffers' VCs each: the mesh carries less."""
+    deep = run_noc(reference, "uniform", 0.2, 4, cycles=1000, warmup=300, seed=2).result()
+    shallow_socket = _router(reference, buffer_flits=2)
+    shallow = run_noc(shallow_socket, "uniform", 0.2, 4, cycles=1000, warmup=300, seed=2).result()
+    assert not deep.saturated and shallow.saturated
+    assert shallow.avg_latency_cycles > deep.avg_latency_cycles
+
+
+def test_packets_spanning_more_than_two_buffers_are_refused(reference):
+    with pytest.raises(ConfigError, match="two input buffers"):
+        run_noc(_router(reference, buffer_flits=2), "uniform", 0.1, 5, cycles=100)
+
+
+# --- accounting: accepted <= offered and <= the bounds, on every run ------------------------
+
+
+@pytest.mark.parametrize(
+    ("preset", "traffic", "flits", "share"),
+    [
+        ("nextgen-4die", "uniform", 1, 1.4),
+        ("monolithic", "hotspot", 2, 1.5),
+        ("mesh8x8-vc", "uniform", 1, 0.6),
+        ("mesh8x8-vc", "transpose", 4, 1.2),
+        ("mesh8x8-vc", "hotspot", 4, 1.3),
+    ],
+)
+def test_throughput_never_exceeds_the_channel_and_ejection_bounds(preset, traffic, flits, share):
+    """Past saturation accepted throughput stays at or below the offered load and the
+    pattern's channel-load bound (the bisection bound for uniform traffic, the hotspot's
+    ejection channel for hotspot traffic), up to the (longest zero-load latency + one flit)
+    / delivery time that the measurement allows and the sampling noise of the mix; the flits
+    ejected in the window stay below what the ejection channels carry."""
+    socket = load_preset(preset).socket
+    bound = channel_bound(socket, traffic)
+    noc = run_noc(socket, traffic, min(1.0, share * bound), flits, cycles=1500, warmup=300, seed=5)
+    result = noc.result()
+    assert result.saturated
+    assert result.accepted_flits_per_node_cycle <= result.offered_flits_per_node_cycle
+    slack = (noc.slack_ps() + socket.flit_spacing_ps) / noc.delivery_ps()
+    assert result.accepted_flits_per_node_cycle <= bound * (1 + slack) * 1.03
+    eject_width = 1 / ps_to_cycles(socket.ejection_flit_ps, socket.noc_clock_hz)
+    assert result.ejected_flits_per_node_cycle <= eject_width * (1 + 1 / noc.cycles)
+
+
+def test_the_accounting_check_refuses_impossible_figures(small):
+    """The check every result passes: accepted throughput above the offered load, or a
+    resource that would have served the window's flits faster than it can, is a bug."""
+    noc = run_noc(small, "uniform", 0.9, 2, cycles=500, warmup=100, seed=1)
+    result = noc.result()
+    check_accounting(noc, result)  # a real run passes
+    with pytest.raises(NocAccountingError, match="above the offered"):
+        check_accounting(noc, dataclasses.replace(result, accepted_flits_per_node_cycle=1.0))
+    # The same packets, all delivered at the window's start and counted over a window a
+    # tenth as long: the busiest link would have carried 500 cycles' flits in 50.
+    crowded = np.where(noc.head_ps >= 0, noc.window_ps[0], -1)
+    with pytest.raises(NocAccountingError, match="served"):
+        dataclasses.replace(noc, head_ps=crowded, cycles=50).result()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sockets(max_width=6, max_height=4),
+    st.sampled_from(["uniform", "transpose", "bitcomp", "neighbor", "hotspot"]),
+    st.floats(0.05, 1.0),
+    st.integers(1, 4),
+    st.booleans(),
+)
+def test_accepted_never_beats_offered_or_the_bound(socket, traffic, rate, flits, credits):
+    """Random meshes, patterns, loads, packet sizes, with and without credit flow control:
+    every result passes the accounting check (``result`` runs it) and its accepted
+    throughput is at most the offered load."""
+    if socket.mesh.routers < 2:
+        return
+    if credits:
+        router = Router(socket.cycles_per_hop, 0, 2, 2, 1, 1, flow_control="credit")
+        socket = dataclasses.replace(socket, router=router)
+    try:
+        noc = run_noc(socket, traffic, rate, flits, cycles=300, warmup=50, seed=3)
+    except ConfigError:  # a permutation that sends nothing, or a packet too long
+        return
+    result = noc.result()
+    assert 0 < result.accepted_flits_per_node_cycle <= result.offered_flits_per_node_cycle
+
+
+# --- patterns, rate units, windows ----------------------------------------------------------
+
+
+def test_bitcomp_and_neighbor_rules():
+    mesh = Mesh(8, 8)
+    bitcomp = permutation_destinations(mesh, "bitcomp")
+    neighbor = permutation_destinations(mesh, "neighbor")
+    for router in range(mesh.routers):
+        assert bitcomp[router] == (~router) & 63  # every address bit complemented
+        x, y = mesh.coord(router)
+        assert neighbor[router] == mesh.router((x + 1) % 8, (y + 1) % 8)
+
+
+def test_weighted_hotspots_and_self_traffic(small):
+    a, b = small.mesh.router(0, 0), small.mesh.router(5, 5)
+    pattern = Pattern("hotspot", 0.4, ((a, 3.0), (b, 1.0)), self_traffic=True)
+    noc = run_noc(small, pattern, 0.5, 1, cycles=4000, warmup=0, seed=0)
+    src, dst = noc.packets.src, noc.packets.dst
+    others = (src != a) & (src != b)
+    # 0.4 split 3 : 1, plus the uniform rest's 0.6 / 36 (self-traffic included).
+    assert (dst[others] == a).mean() == pytest.approx(0.3 + 0.6 / 36, abs=0.01)
+    assert (dst[others] == b).mean() == pytest.approx(0.1 + 0.6 / 36, abs=0.01)
+    assert (src == dst).mean() == pytest.approx(0.6 / 36, abs=0.005)
+    # A hotspot sends its hotspot share to the other one.
+    assert (dst[src == a] == b).mean() == pytest.approx(0.4 + 0.6 / 36, abs=0.03)
+    result = noc.result()
+    assert result.pattern.startswith("hotspot (0.4 to (0, 0) x 0.75, (5, 5) x 0.25")
+    assert "self-traffic" in result.pattern
+    matrix = destination_matrix(small.mesh, pattern)
+    assert matrix.sum(axis=1) == pytest.approx(np.ones(36))
+
+
+def test_rate_in_packets_or_flits(small):
+    flits = run_noc(small, "uniform", 0.2, 2, cycles=3000, warmup=0, seed=4).result()
+    packets = run_noc(small, "uniform", 0.2, 2, 3000, 0, 4, rate_unit="packets").result()
+    assert packets.rate_unit == "packets"
+    assert flits.offered_flits_per_node_cycle == pytest.approx(0.2, rel=0.05)
+    assert packets.offered_flits_per_node_cycle == pytest.approx(0.4, rel=0.05)
+
+
+def test_a_drain_limit_cuts_an_unstable_run(reference):
+    cut = run_noc(reference, "uniform", 0.45, 1, cycles=1000, warmup=200, seed=1, drain=50)
+    result = cut.result()
+    assert not result.drained and result.saturated and result.drain_cycles == 50
+    assert result.accepted_flits_per_node_cycle < result.offered_flits_per_node_cycle
+    free = run_noc(reference, "uniform", 0.02, 1, cycles=1000, warmup=200, seed=1, drain=500)
+    assert free.result().drained and not free.result().saturated
+
+
+def test_absurd_runs_are_refused_with_the_estimate(capsys):
+    """Refused from the counts alone, before any traffic is drawn (the CLI answers at once)."""
+    code, _, err = run(
+        capsys, "noc", "--preset", "mesh8x8-vc", "--cycles", "100000000", "--rate", "1"
+    )
+    assert code == 2 and "200,001,000 cycles" in err
+    code, _, err = run(
+        capsys, "noc", "--preset", "nextgen-4die", "--cycles", "4000000", "--rate", "1"
+    )
+    assert code == 2 and "1,152,144,000 packets" in err and "GB of arrays" in err
+
+
+# --- saturation marks and sweeps ------------------------------------------------------------
+
+
+def test_saturation_marks():
+    offered = np.array([0.1, 0.2, 0.3, 0.4])
+    accepted = np.array([0.1, 0.2, 0.28, 0.27])
+    # 2 x zero-load (20) crossed between 0.2 (15) and 0.3 (25): halfway.
+    marks = saturation(offered, accepted, np.array([10, 15, 25, 90.0]), 10.0, np.zeros(4, bool))
+    assert marks.load == pytest.approx(0.25)
+    assert (marks.overload_accepted, marks.overload_offered) == (0.27, 0.4)
+    # An unstable point counts as over the threshold whatever its average.
+    unstable = np.array([False, False, True, True])
+    marks = saturation(offered, accepted, np.array([10, 15, 18, 19.0]), 10.0, unstable)
+    assert marks.load == pytest.approx(0.2)
+    low = saturation(offered, accepted, np.array([10, 11, 12, 13.0]), 10.0, np.zeros(4, bool))
+    assert low.load is None and low.overload_accepted is None
+
+
+def test_parallel_sweep_equals_serial(reference):
+    spec = CurveSpec(reference, Pattern("uniform"), 2, cycles=300, warmup=50, seed=6)
+    rates = [0.05, 0.3, 0.15]
+    finished = []
+    serial = sweep(spec, rates, workers=1)
+    parallel = sweep(spec, rates, workers=2, done=lambda k, n, r: finished.append((k, n, r.rate)))
+    assert parallel == serial
+    assert [r.rate for r in serial] == rates
+    assert [k for k, _, _ in finished] == [1, 2, 3] and {r for _, _, r in finished} == set(rates)
+
+
+def test_rates_range_syntax():
+    assert parse_rates("0.02:0.1:0.02") == [0.02, 0.04, 0.06, 0.08, 0.1]
+    assert parse_rates("0.1,0.05") == [0.1, 0.05]
+    for bad in ("0.1:0.05:0.01", "0.1:0.2:0", "0.1:0.2", "a:b:c", "0:1:0.0001"):
+        with pytest.raises(ConfigError):
+            parse_rates(bad)
+
+
+def test_noc_sweep_writes_table_and_plot(capsys, tmp_path):
+    table, plot = tmp_path / "curve.csv", tmp_path / "curve.png"
+    argv = ["noc", "--preset", "mesh8x8-vc", "--cycles", "300", "--warmup", "50", "--workers", "1"]
+    code, out, err = run(
+        capsys, *argv, "--rates", "0.05:0.45:0.2", "--table", table, "--plot", plot
+    )
+    assert code == 0
+    assert err.count("noc: point ") == 3 and "point 3/3 done" in err
+    rows = read_table(table)
+    assert list(rows["rate"]) == [0.05, 0.25, 0.45]
+    assert (rows["accepted_flits_per_node_cycle"] <= rows["offered_flits_per_node_cycle"]).all()
+    assert rows["saturated"].tolist() == [False, True, True]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "saturation: 2 x zero-load latency at offered" in out and "unstable" in out
+    parquet = tmp_path / "curve.parquet"
+    code, _, _ = run(capsys, *argv, "--rates", "0.05:0.45:0.2", "--table", parquet)
+    assert code == 0 and read_table(parquet).equals(rows)
+
+
+def test_noc_sweep_refuses_bad_outputs_before_running(capsys, tmp_path):
+    argv = ["noc", "--preset", "mesh8x8-vc", "--cycles", "300", "--rates", "0.1,0.2"]
+    code, _, err = run(capsys, *argv, "--table", tmp_path / "no" / "curve.csv")
+    assert code == 2 and "does not exist" in err and "noc: point" not in err
+    code, _, err = run(capsys, *argv, "--plot", tmp_path / "curve.txt")
+    assert code == 2 and "noc: point" not in err
+    code, _, err = run(capsys, "noc", "--preset", "mesh8x8-vc", "--table", tmp_path / "c.csv")
+    assert code == 2 and "--rates" in err
+    assert list(tmp_path.iterdir()) == []

@@ -18,7 +18,6 @@ from nunasim.errors import ConfigError
 from nunasim.experiments.noc_curve import CurveSpec, curve_table, default_workers, sweep
 from nunasim.hardware import Mesh
 from nunasim.io.presets import load_preset
-from nunasim.io.results import check_table_path, write_table
 from nunasim.units import format_frequency, format_time
 
 # A sweep's points beyond this many are refused (a typo in a range's step).
@@ -186,6 +185,8 @@ def noc_command(
     if rates_text is not None:
         rates = parse_rates(rates_text)
         if table_path is not None:
+            from nunasim.io.results import check_table_path
+
             check_table_path(table_path)
         check_figure_path(plot_path)
         _sweep(
@@ -265,6 +266,8 @@ def _sweep(
     )
     title = f"{results[0].pattern} traffic on {preset}, {spec.packet_flits}-flit packets"
     if table_path is not None:
+        from nunasim.io.results import write_table
+
         write_table(table, table_path)
     if plot_path is not None:
         from nunasim.plotting.noc_curve import draw_noc_curve

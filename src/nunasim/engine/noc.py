@@ -306,7 +306,7 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
         vcs,
         np.where(vcs > 0, credit_ps, 0),
         buf_flits,
-        np.where(vcs > 0, resource_flit_ps(socket), 0),
+        resource_flit_ps(socket),
     )
 
 
@@ -415,6 +415,12 @@ def check_run(
         raise ConfigError(f"the warm-up must not be negative; got {warmup}", where="warmup")
     if drain is not None and (int(drain) != drain or drain < 1):
         raise ConfigError(f"the drain limit is at least one cycle; got {drain}", where="drain")
+    if drain is not None and warmup + cycles + drain > MAX_CYCLES:
+        raise ConfigError(
+            f"the run would last up to {warmup + cycles + drain:,} cycles with this drain "
+            f"limit, more than the limit of {MAX_CYCLES:,}: use a shorter drain",
+            where="drain",
+        )
     if socket.mesh.routers < 2:
         raise ConfigError("synthetic traffic needs a mesh of at least two routers")
     _check_size(
@@ -536,13 +542,14 @@ class NocRun:
     def window_ps(self) -> tuple[int, int]:
         return int(self.cycle_ps[self.warmup]), int(self.cycle_ps[self.warmup + self.cycles])
 
-    def measured_flits_per_resource(self) -> np.ndarray:
-        """Flits of the measured packets each resource of the run serves."""
+    def delivered_flits_per_resource(self) -> np.ndarray:
+        """Flits of the measured packets that arrived, by resource of the run they crossed."""
         n = self.socket.mesh.routers
         m = self.measured
-        pairs = np.bincount(self.packets.src[m] * n + self.packets.dst[m], minlength=n * n)
+        arrived = self.head_ps[m] >= 0
+        pair = (self.packets.src[m] * n + self.packets.dst[m])[arrived]
         start, route = core_routes(self.socket)
-        per_entry = np.repeat(pairs, np.diff(start))
+        per_entry = np.repeat(np.bincount(pair, minlength=n * n), np.diff(start))
         resources = 2 * n + self.socket.mesh.link_slots
         served = np.bincount(route[:, 0], weights=per_entry, minlength=resources)
         return np.rint(served).astype(np.int64) * self.packet_flits
@@ -550,23 +557,23 @@ class NocRun:
     def delivery_ps(self) -> int:
         """The time the network took to deliver the window's packets, ``D``: from the start
         of the window to the last one's last flit, less the longest zero-load latency among
-        them (a packet injected at the window's end needs that much anyway), and at least
-        the window. Delivering the offered mix at any rate takes at least as long as the
+        them (``slack_ps``: a packet injected at the window's end needs that much anyway),
+        and at least the window. Delivering the offered mix takes at least as long as the
         busiest resource takes to serve its part of it, so the throughput the window's
         flits / (routers D) measures stays below the channel bounds (``check_accounting``).
 
-        When the run hit its drain limit the last arrival is unknown, later than the limit:
-        ``D`` is then the larger of the limit's and the busiest resource's, a lower bound."""
+        A run cut at its drain limit has not delivered them all: ``D`` is then the time from
+        the window's start to the limit, over which the packets that did arrive count."""
         begin, end = self.window_ps
-        zero_load = self._longest_zero_load_ps()
-        if self.drained:
-            last = int((self.head_ps[self.measured] + self.tail_ps).max())
-            return max(end - begin, last - begin - zero_load)
-        flit_ps = resource_flit_ps(self.socket)
-        busiest = int((self.measured_flits_per_resource() * flit_ps - flit_ps).max())
-        return max(end - begin, self.deadline_ps - begin - zero_load, busiest - zero_load)
+        if not self.drained:
+            return self.deadline_ps - begin
+        last = int((self.head_ps[self.measured] + self.tail_ps).max())
+        return max(end - begin, last - begin - self.slack_ps())
 
-    def _longest_zero_load_ps(self) -> int:
+    def slack_ps(self) -> int:
+        """What ``delivery_ps`` leaves out after the last arrival."""
+        if not self.drained:
+            return 0
         m = self.measured
         path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
         return int(path.max()) + self.socket.endpoint_latency_ps + self.tail_ps
@@ -581,7 +588,11 @@ class NocRun:
         offered = flits / (n * self.cycles)
         begin, end_ps = self.window_ps
         # the same flits over the delivery time instead of the window: exactly the ratio
-        accepted = offered * (end_ps - begin) / self.delivery_ps()
+        delivery = self.delivery_ps()
+        delivered = int((self.head_ps[self.measured] >= 0).sum())
+        accepted = offered * delivered / (self.stop - self.first)
+        if delivery != end_ps - begin:
+            accepted *= (end_ps - begin) / delivery
         ejected = self.flits_arrived(*self.window_ps) / (n * self.cycles)
 
         end = self.warmup + self.cycles
@@ -638,11 +649,12 @@ def check_accounting(run: NocRun, result: NocResult) -> None:
     """Raise ``NocAccountingError`` unless the figures obey what any network obeys:
 
     - accepted <= offered (the network delivers no more than the window's packets);
-    - every resource e served the F_e measured flits through it one flit time f_e apart,
-      starting no earlier than the window, so the last arrival comes at least F_e f_e - f_e
-      after the window opens: F_e f_e <= D + Z + f_e, with D the delivery time and Z the
-      longest zero-load latency subtracted from it. This is accepted <= the resource's
-      bound (its capacity over its share of the measured flits) up to (Z + f_e) / D;
+    - every resource e served the F_e delivered flits of the window through it one flit
+      time f_e apart, starting no earlier than the window, so the last arrival comes at
+      least F_e f_e - f_e after the window opens: F_e f_e <= D + Z + f_e, with D the
+      delivery time and Z the slack subtracted from it (``NocRun.delivery_ps``). This is
+      accepted <= the resource's bound (its capacity over its share of the flits) up to
+      (Z + f_e) / D;
     - no ejection port received more flits in the window than it serves in it, plus the
       one packet that may straddle the window's start.
     """
@@ -652,8 +664,8 @@ def check_accounting(run: NocRun, result: NocResult) -> None:
             f"offered {result.offered_flits_per_node_cycle}"
         )
     flit_ps = resource_flit_ps(run.socket)
-    served = run.measured_flits_per_resource() * flit_ps
-    allowed = run.delivery_ps() + run._longest_zero_load_ps() + flit_ps
+    served = run.delivered_flits_per_resource() * flit_ps
+    allowed = run.delivery_ps() + run.slack_ps() + flit_ps
     over = np.nonzero(served > allowed)[0]
     if len(over):
         raise NocAccountingError(

@@ -11,11 +11,13 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from nunasim.engine.noc import NocResult, Pattern, check_run, run_noc
 from nunasim.hardware import Socket
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -90,4 +92,6 @@ def sweep(
 
 def curve_table(results: Sequence[NocResult], preset: str) -> pd.DataFrame:
     """One row per point: every result field, and the preset."""
+    import pandas as pd  # only sweeps that write or draw need it
+
     return pd.DataFrame([{"preset": preset, **r.as_dict()} for r in results])
