@@ -93,8 +93,8 @@ class Pattern:
                 + ("" if len(self.hotspots) < 2 else f" x {weights[r]:.3g}")
                 for r in np.nonzero(weights)[0]
             )
-            rest = "uniform rest with self-traffic" if self.self_traffic else "uniform rest"
-            return f"hotspot ({self.hotspot_fraction:g} to {spots}; {rest})"
+            rest = "; uniform rest with self-traffic" if self.self_traffic else ""
+            return f"hotspot ({self.hotspot_fraction:g} to {spots}{rest})"
         if self.traffic == "uniform":
             return (
                 "uniform (with self-traffic)" if self.self_traffic else "uniform (no self-traffic)"
