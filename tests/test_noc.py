@@ -768,10 +768,13 @@ def test_saturation_marks():
     marks = saturation(offered, accepted, np.array([10, 15, 25, 90.0]), 10.0, np.zeros(4, bool))
     assert marks.load == pytest.approx(0.25)
     assert (marks.overload_accepted, marks.overload_offered) == (0.27, 0.4)
-    # An unstable point counts as over the threshold whatever its average.
+    # An unstable point counts as over the threshold whatever its average: between the
+    # two points when its average is below it, interpolated when above.
     unstable = np.array([False, False, True, True])
     marks = saturation(offered, accepted, np.array([10, 15, 18, 19.0]), 10.0, unstable)
-    assert marks.load == pytest.approx(0.2)
+    assert marks.load == pytest.approx(0.25)
+    marks = saturation(offered, accepted, np.array([10, 15, 35, 90.0]), 10.0, unstable)
+    assert marks.load == pytest.approx(0.2 + 0.1 * 5 / 20)
     low = saturation(offered, accepted, np.array([10, 11, 12, 13.0]), 10.0, np.zeros(4, bool))
     assert low.load is None and low.overload_accepted is None
 

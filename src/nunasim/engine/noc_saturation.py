@@ -27,8 +27,11 @@ def saturation(
     zero_load: float,
     saturated: np.ndarray,
 ) -> Saturation:
-    """The marks of a curve given point by point (any order). An unstable (saturated) point
-    counts as past the threshold whatever its average latency, which it has not settled."""
+    """The marks of a curve given point by point (any order). The saturation load is
+    interpolated linearly between the last point below 2 x zero-load and the first above it.
+    An unstable (saturated) point counts as above whatever its average latency, which has
+    not settled; if that average is still below the threshold, the load is the middle of
+    the two points."""
     order = np.argsort(offered, kind="stable")
     offered, accepted = np.asarray(offered)[order], np.asarray(accepted)[order]
     latency, saturated = np.asarray(latency)[order], np.asarray(saturated, dtype=bool)[order]
@@ -39,9 +42,9 @@ def saturation(
     k = int(np.argmax(over))
     if k == 0:
         load = float(offered[0])
-    elif saturated[k] or not np.isfinite(latency[k]):
-        load = float(offered[k - 1])  # no settled latency to interpolate towards
-    else:
+    elif not latency[k] > threshold:  # unstable, though its window's average is still low
+        load = float((offered[k - 1] + offered[k]) / 2)
+    else:  # an unstable point's average only understates its latency: still a crossing
         share = (threshold - latency[k - 1]) / (latency[k] - latency[k - 1])
         load = float(offered[k - 1] + share * (offered[k] - offered[k - 1]))
     if k == len(offered) - 1 and not saturated[k]:
