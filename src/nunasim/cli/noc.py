@@ -279,12 +279,12 @@ def _sweep(
     first = results[0]
     if marks.load is None:
         mark = "latency stays below 2 x zero-load at these rates"
+    elif marks.load_high is not None:
+        mark = f"between offered {marks.load:.4f} (stable) and {marks.load_high:.4f} (unstable)"
     else:
         mark = f"2 x zero-load latency at offered {marks.load:.4f}"
-        if marks.overload_accepted is not None:
-            mark += (
-                f", accepted {marks.overload_accepted:.4f} at offered {marks.overload_offered:.4f}"
-            )
+    if marks.overload_accepted is not None:
+        mark += f", accepted {marks.overload_accepted:.4f} at offered {marks.overload_offered:.4f}"
     click.echo(
         f"{title}, seed {spec.seed}, rates in {spec.rate_unit}/node/cycle (channel-load bound "
         f"{first.channel_bound_flits_per_node_cycle:.4f}, zero-load latency "

@@ -41,8 +41,13 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
         if marks.load is not None:
             for ax in (lat_ax, acc_ax):
                 ax.axvline(marks.load, color=colour, ls="--", lw=0.8)
+                if marks.load_high is not None:  # bracketed: shade where it lies
+                    ax.axvspan(marks.load, marks.load_high, color=colour, alpha=0.12, lw=0)
+            where = f"{marks.load:.3g}"
+            if marks.load_high is not None:
+                where += f"-{marks.load_high:.3g}"
             lat_ax.annotate(
-                f"saturation {marks.load:.3g}",
+                f"saturation {where}",
                 (marks.load, SATURATION_LATENCY_FACTOR * zero_load),
                 fontsize=7,
                 color=colour,
