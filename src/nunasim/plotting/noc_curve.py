@@ -21,7 +21,8 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
     fig = Figure(figsize=(8.4, 3.4))
     lat_ax, acc_ax = fig.subplots(1, 2)
     top = 0.0
-    for colour, (flits, rows) in zip(_COLOURS * 8, table.groupby("packet_flits"), strict=False):
+    series = table.groupby("packet_flits")
+    for index, (colour, (flits, rows)) in enumerate(zip(_COLOURS * 8, series, strict=False)):
         rows = rows.sort_values("offered_flits_per_node_cycle")
         offered = rows["offered_flits_per_node_cycle"].to_numpy()
         accepted = rows["accepted_flits_per_node_cycle"].to_numpy()
@@ -51,7 +52,7 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
                 (marks.load, SATURATION_LATENCY_FACTOR * zero_load),
                 fontsize=7,
                 color=colour,
-                xytext=(3, 3),
+                xytext=(-90, 6 + 11 * index),  # one line per series, left of the mark
                 textcoords="offset points",
             )
         if marks.overload_accepted is not None:
@@ -60,7 +61,7 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
                 (marks.overload_offered, marks.overload_accepted),
                 fontsize=7,
                 color=colour,
-                xytext=(-60, -12),
+                xytext=(-70, -14 - 11 * index),
                 textcoords="offset points",
             )
         top = max(top, float(np.nanmax(offered)))
