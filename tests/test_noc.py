@@ -137,9 +137,7 @@ def test_reference_router_low_load_latency_is_its_zero_load(reference):
 
 
 def _without_credits(socket):
-    return dataclasses.replace(
-        socket, router=dataclasses.replace(socket.router, flow_control="none")
-    )
+    return _router(socket, flow_control="none")
 
 
 def test_a_full_buffer_stops_its_upstream_link(reference):

@@ -446,7 +446,7 @@ def _check_size(
             f"this run would inject for {horizon:,} cycles (warm-up {warmup:,} + window "
             f"{cycles:,} + as many while it drains), more than the limit of {MAX_CYCLES:,}: "
             "use fewer cycles",
-            where="cycles",
+            where="warmup" if warmup > cycles else "cycles",
         )
     n = socket.mesh.routers
     sending = float((destination_matrix(socket.mesh, pattern).sum(axis=1) > 0).mean())
