@@ -40,7 +40,7 @@ from nunasim.hardware.socket import Router
 from nunasim.io.presets import load_preset
 from nunasim.io.results import read_table
 from nunasim.policies.place import place
-from nunasim.units import ps_to_cycles
+from nunasim.units import cycles_to_ps, ps_to_cycles
 from small_plans import one_store_plan
 from strategies import sockets
 
@@ -824,3 +824,41 @@ def test_noc_sweep_refuses_bad_outputs_before_running(capsys, tmp_path):
     code, _, err = run(capsys, "noc", "--preset", "mesh8x8-vc", "--table", tmp_path / "c.csv")
     assert code == 2 and "--rates" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sockets(max_width=7, max_height=5),
+    st.integers(1, 4),  # pipeline stages
+    st.integers(0, 3),  # injection latency
+    st.integers(0, 3),  # ejection latency
+    st.integers(1, 4),  # flits
+    st.booleans(),
+)
+def test_zero_load_latency_is_the_closed_form_on_random_meshes(
+    socket, stages, inject, eject, flits, credits
+):
+    """Every ordered pair of routers, each packet alone, with or without credits: injection
+    channel + the path's hops + the last router's pipeline + ejection channel + one flit
+    received in full + the other flits, to the picosecond."""
+    n = socket.mesh.routers
+    if n < 2 or socket.cycles_per_hop < stages:
+        return
+    flow = "credit" if credits else "none"
+    router = Router(stages, socket.cycles_per_hop - stages, 4, 2, inject, eject, flow_control=flow)
+    socket = dataclasses.replace(socket, router=router)
+    src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    src, dst = src[src != dst], dst[src != dst]
+    inject_ps = np.arange(len(src), dtype=np.int64) * 10_000_000  # each alone
+    packets = Traffic(np.zeros(len(src), dtype=np.int64), src, dst)
+    done = run_core(noc_inputs(socket, packets, inject_ps, flits, len(src)))
+    clock = socket.noc_clock_hz
+    closed = (
+        cycles_to_ps(inject, clock)
+        + socket.router_paths.latency_ps[src, dst]
+        + cycles_to_ps(stages + eject, clock)
+        + socket.ejection_flit_ps
+        + (flits - 1) * socket.flit_spacing_ps
+    )
+    latency = done.outputs.msg_done + (flits - 1) * socket.flit_spacing_ps - inject_ps
+    assert (latency == closed).all()
