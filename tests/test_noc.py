@@ -862,3 +862,16 @@ def test_zero_load_latency_is_the_closed_form_on_random_meshes(
     )
     latency = done.outputs.msg_done + (flits - 1) * socket.flit_spacing_ps - inject_ps
     assert (latency == closed).all()
+
+
+def test_the_credit_variant_is_nextgen_4die_with_routers():
+    """nextgen-4die-vc changes nothing but the routers: its hops take nextgen-4die's 10
+    cycles, split 4 + 6, its bounds are nextgen-4die's, and it adds the endpoints."""
+    base, variant = load_preset("nextgen-4die").socket, load_preset("nextgen-4die-vc").socket
+    assert dataclasses.replace(variant, router=None) == base
+    r = variant.router
+    assert (r.pipeline_stages, r.link_latency_cycles, r.flow_control) == (4, 6, "credit")
+    assert (variant.router_paths.latency_ps == base.router_paths.latency_ps).all()
+    assert channel_bound(variant, "uniform") == channel_bound(base, "uniform")
+    endpoints = ps_to_cycles(variant.endpoint_latency_ps, variant.noc_clock_hz)
+    assert endpoints == pytest.approx(1 + 4 + 1 + 0.3684, abs=1e-3)

@@ -20,7 +20,13 @@ def _nextgen_document() -> dict:
 
 
 def test_builtin_presets():
-    assert builtin_names() == ["mesh8x8-vc", "monolithic", "nextgen-2die", "nextgen-4die"]
+    assert builtin_names() == [
+        "mesh8x8-vc",
+        "monolithic",
+        "nextgen-2die",
+        "nextgen-4die",
+        "nextgen-4die-vc",
+    ]
 
 
 def test_nextgen_is_table_2():
