@@ -875,3 +875,14 @@ def test_the_credit_variant_is_nextgen_4die_with_routers():
     assert channel_bound(variant, "uniform") == channel_bound(base, "uniform")
     endpoints = ps_to_cycles(variant.endpoint_latency_ps, variant.noc_clock_hz)
     assert endpoints == pytest.approx(1 + 4 + 1 + 0.3684, abs=1e-3)
+
+
+def test_wormhole_runs_compiled_equal_python(reference):
+    shallow = _router(reference, buffer_flits=2)
+    noc = run_noc(shallow, "uniform", 0.3, 4, cycles=200, warmup=50, seed=4)
+    if not hasattr(core._loop, "py_func"):
+        return  # running uncompiled already (NUNASIM_NO_JIT=1)
+    inputs = noc_inputs(shallow, noc.packets, noc.inject_ps, 4, noc.stop)
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
+    assert core._loop.py_func(*inputs, *outputs) == noc.events
+    assert (outputs.msg_done == noc.head_ps).all()

@@ -39,6 +39,7 @@ busiest resource can serve (``check_accounting`` verifies both on every run).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -578,7 +579,16 @@ class NocRun:
         path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
         return int(path.max()) + self.socket.endpoint_latency_ps + self.tail_ps
 
+    def __post_init__(self) -> None:
+        # Every run is checked as it is made, whether or not its result is asked for.
+        self.result()
+
     def result(self) -> NocResult:
+        """What the run measured (computed once), checked by ``check_accounting``."""
+        return self._result
+
+    @cached_property
+    def _result(self) -> NocResult:
         socket = self.socket
         clock = socket.noc_clock_hz
         latency = ps_to_cycles(self.latency_ps(), clock)
