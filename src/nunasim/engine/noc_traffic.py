@@ -230,3 +230,13 @@ def _hotspot_destinations(
     u = rng.random(src.shape)
     pick = (u[..., None] >= cumulative[src]).sum(axis=-1)
     return np.where(to_hot, spots[np.minimum(pick, len(spots) - 1)], uniform)
+
+
+def as_pattern(
+    traffic: str | Pattern, hotspot_fraction: float = 0.2, hotspot: int | None = None
+) -> Pattern:
+    """A ``Pattern`` from the short form (one hotspot router, or the centre)."""
+    if isinstance(traffic, Pattern):
+        return traffic
+    hotspots = () if hotspot is None else ((int(hotspot), 1.0),)
+    return Pattern(traffic, hotspot_fraction, hotspots)
