@@ -1,0 +1,127 @@
+"""The LLM study's collective timer and search (with a stand-in for the simulator, so the
+properties are checked in milliseconds; the simulator itself is exercised in the slow test)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nunasim.experiments.llm_study import (
+    CollectiveTimer,
+    PhaseGrid,
+    candidates,
+    choose,
+    collective_time,
+    fig2_table,
+    load_study,
+    rates_for,
+    size_cdf,
+)
+from nunasim.io.models import load_inference_settings, load_model
+from nunasim.io.presets import load_preset
+
+GRID = (4096, 65536, 1048576)
+
+
+def fake_simulator(kind, size, gpus, configuration):
+    """Alpha-beta: 2 us start-up, 7.2 TB/s per GPU, NAP+NAR 20% faster (ps)."""
+    scale = 0.8 if configuration == "NAP+NAR" else 1.0
+    return round(scale * (2e6 + 1e12 * size * 2 * (gpus - 1) / gpus / 7.2e12))
+
+
+def _timer(calls=None):
+    def simulate(*point):
+        if calls is not None:
+            calls.append(point)
+        return fake_simulator(*point)
+
+    return CollectiveTimer(load_preset("nextgen-4die"), GRID, simulate=simulate)
+
+
+def test_each_grid_point_is_simulated_once():
+    calls = []
+    timer = _timer(calls)
+    for _ in range(3):
+        timer.time("allreduce", 20000, 8, "UA")
+        timer.time("allreduce", 4096, 8, "UA")
+    assert sorted(calls) == [("allreduce", 4096, 8, "UA"), ("allreduce", 65536, 8, "UA")]
+
+
+@settings(max_examples=50, deadline=None)
+@given(size=st.integers(1, 1 << 26), gpus=st.sampled_from([2, 8, 64]))
+def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
+    timer = _timer()
+    t = timer.time("alltoall", size, gpus, "UA")
+    for point in GRID:
+        assert timer.time("alltoall", point, gpus, "UA") == fake_simulator("alltoall", point, gpus, "UA")
+    if size <= GRID[0]:
+        assert t == fake_simulator("alltoall", GRID[0], gpus, "UA")
+    elif size <= GRID[-1]:
+        hi = next(p for p in GRID if p >= size)
+        lo = GRID[GRID.index(hi) - 1]
+        assert fake_simulator("alltoall", lo, gpus, "UA") <= t <= fake_simulator("alltoall", hi, gpus, "UA")
+        # log-log interpolation: a straight line between the neighbours in log space
+        w = math.log(size / lo) / math.log(hi / lo)
+        t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
+        assert t == pytest.approx(t_lo ** (1 - w) * t_hi**w, rel=1e-9, abs=1)
+    else:  # linear on the last segment's slope
+        lo, hi = GRID[-2], GRID[-1]
+        t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
+        assert t == round(t_hi + (t_hi - t_lo) / (hi - lo) * (size - hi))
+
+
+@pytest.mark.parametrize(("name", "phase"), [("llama-3.1-70b", "decode"), ("mixtral-8x7b", "prefill")])
+def test_the_search_is_no_worse_than_anything_it_enumerated(name, phase):
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8, 64), seq=(1024, 4096), min_tokens_per_s_per_gpu=500)
+    model = load_model(name)
+    for configuration in ("UA", "NAP+NAR"):
+        found = candidates(model, 16, phase, configuration, _timer(), grid, settings_, rates)
+        assert len(found) > 10
+        chosen = choose(found, grid.min_tokens_per_s_per_gpu)
+        meeting = [c for c in found if c.meets(grid.min_tokens_per_s_per_gpu)]
+        assert chosen in meeting
+        assert all(chosen.breakdown.total_ps <= c.breakdown.total_ps for c in meeting)
+
+
+def test_without_a_feasible_point_the_search_takes_the_highest_throughput():
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8), seq=(4096,), min_tokens_per_s_per_gpu=1e12)
+    found = candidates(load_model("llama-2-7b"), 4, "decode", "UA", _timer(), grid, settings_, rates)
+    chosen = choose(found, grid.min_tokens_per_s_per_gpu)
+    assert chosen.tokens_per_s == max(c.tokens_per_s for c in found)
+
+
+def test_faster_collectives_never_slow_the_chosen_step():
+    # NAP+NAR's stand-in times are 20% lower everywhere, so its optimum can only be faster.
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = load_study().phases["decode"]
+    timer = _timer()
+    model = load_model("qwen3-30b-a3b")
+    best = {
+        c: choose(candidates(model, 8, "decode", c, timer, grid, settings_, rates), grid.min_tokens_per_s_per_gpu)
+        for c in ("UA", "NAP+NAR")
+    }
+    assert best["NAP+NAR"].breakdown.total_ps <= best["UA"].breakdown.total_ps
+
+
+def test_fig2_model_sizes_cdf_ends_at_one():
+    table = fig2_table(["llama-3.1-70b", "qwen3-30b-a3b"], gpus=64)
+    cdf = size_cdf(table)
+    last = cdf.groupby(["source", "phase", "kind"])["fraction"].last()
+    assert all(value == pytest.approx(1.0) for value in last)
+    # Llama 70B on 64 GPUs (TP 8): one All-Reduce of T h b after attention and after the FFN
+    llama = table[(table.source == "llama-3.1-70b") & (table.phase == "decode")]
+    assert set(llama["size"]) == {64 * 8192 * 2}
+    assert llama["count"].sum() == 160
+
+
+def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
+    # Both calls run the same 2-GPU scenario, so they must agree to the picosecond.
+    assert collective_time("sendrecv", 4096, 2, "UA") == collective_time("alltoall", 8192, 2, "UA")
