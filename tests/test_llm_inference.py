@@ -148,6 +148,8 @@ def test_longer_context_never_costs_less(seq, extra):
     par = Parallelism(1, 8, 1)
 
     def time(s):
-        return step_breakdown(model, Step("decode", 4, s), par, SETTINGS, rates, lambda *a: 0).compute_ps
+        return step_breakdown(
+            model, Step("decode", 4, s), par, SETTINGS, rates, lambda *a: 0
+        ).compute_ps
 
     assert time(seq + extra) >= time(seq)

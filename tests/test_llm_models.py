@@ -103,7 +103,11 @@ GPT_OSS_20B_HF = {
 
 @pytest.mark.parametrize(
     ("name", "config"),
-    [("llama-3.1-70b", LLAMA_70B_HF), ("qwen3-30b-a3b", QWEN3_30B_HF), ("gpt-oss-20b", GPT_OSS_20B_HF)],
+    [
+        ("llama-3.1-70b", LLAMA_70B_HF),
+        ("qwen3-30b-a3b", QWEN3_30B_HF),
+        ("gpt-oss-20b", GPT_OSS_20B_HF),
+    ],
 )
 def test_a_hugging_face_config_gives_the_shipped_shape(name, config, tmp_path):
     folder = tmp_path / name

@@ -56,13 +56,19 @@ def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
     timer = _timer()
     t = timer.time("alltoall", size, gpus, "UA")
     for point in GRID:
-        assert timer.time("alltoall", point, gpus, "UA") == fake_simulator("alltoall", point, gpus, "UA")
+        assert timer.time("alltoall", point, gpus, "UA") == fake_simulator(
+            "alltoall", point, gpus, "UA"
+        )
     if size <= GRID[0]:
         assert t == fake_simulator("alltoall", GRID[0], gpus, "UA")
     elif size <= GRID[-1]:
         hi = next(p for p in GRID if p >= size)
         lo = GRID[GRID.index(hi) - 1]
-        assert fake_simulator("alltoall", lo, gpus, "UA") <= t <= fake_simulator("alltoall", hi, gpus, "UA")
+        assert (
+            fake_simulator("alltoall", lo, gpus, "UA")
+            <= t
+            <= fake_simulator("alltoall", hi, gpus, "UA")
+        )
         # log-log interpolation: a straight line between the neighbours in log space
         w = math.log(size / lo) / math.log(hi / lo)
         t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
@@ -73,7 +79,9 @@ def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
         assert t == round(t_hi + (t_hi - t_lo) / (hi - lo) * (size - hi))
 
 
-@pytest.mark.parametrize(("name", "phase"), [("llama-3.1-70b", "decode"), ("mixtral-8x7b", "prefill")])
+@pytest.mark.parametrize(
+    ("name", "phase"), [("llama-3.1-70b", "decode"), ("mixtral-8x7b", "prefill")]
+)
 def test_the_search_is_no_worse_than_anything_it_enumerated(name, phase):
     settings_ = load_inference_settings()
     rates = rates_for(load_preset("nextgen-4die"), settings_)
@@ -92,7 +100,9 @@ def test_without_a_feasible_point_the_search_takes_the_highest_throughput():
     settings_ = load_inference_settings()
     rates = rates_for(load_preset("nextgen-4die"), settings_)
     grid = PhaseGrid(batch=(1, 8), seq=(4096,), min_tokens_per_s_per_gpu=1e12)
-    found = candidates(load_model("llama-2-7b"), 4, "decode", "UA", _timer(), grid, settings_, rates)
+    found = candidates(
+        load_model("llama-2-7b"), 4, "decode", "UA", _timer(), grid, settings_, rates
+    )
     chosen = choose(found, grid.min_tokens_per_s_per_gpu)
     assert chosen.tokens_per_s == max(c.tokens_per_s for c in found)
 
@@ -105,7 +115,10 @@ def test_faster_collectives_never_slow_the_chosen_step():
     timer = _timer()
     model = load_model("qwen3-30b-a3b")
     best = {
-        c: choose(candidates(model, 8, "decode", c, timer, grid, settings_, rates), grid.min_tokens_per_s_per_gpu)
+        c: choose(
+            candidates(model, 8, "decode", c, timer, grid, settings_, rates),
+            grid.min_tokens_per_s_per_gpu,
+        )
         for c in ("UA", "NAP+NAR")
     }
     assert best["NAP+NAR"].breakdown.total_ps <= best["UA"].breakdown.total_ps
@@ -125,3 +138,32 @@ def test_fig2_model_sizes_cdf_ends_at_one():
 def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
     # Both calls run the same 2-GPU scenario, so they must agree to the picosecond.
     assert collective_time("sendrecv", 4096, 2, "UA") == collective_time("alltoall", 8192, 2, "UA")
+
+
+def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, capsys):
+    import json
+
+    from nunasim.cli.main import main
+
+    study = load_study()
+    cache = {}
+    for kind in ("allreduce", "allgather", "alltoall", "reducescatter", "sendrecv"):
+        for gpus in (2,):
+            for configuration in study.configurations:
+                for size in study.quick_sizes:
+                    key = f"nextgen-4die|{kind}|{gpus}|{configuration}|{size}"
+                    cache[key] = fake_simulator(kind, size, gpus, configuration)
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps(cache))
+    assert main(["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--cache", str(path)]) == 0
+    out = capsys.readouterr().out
+    for text in ("prefill on 2 GPUs, UA: TTFT", "decode on 2 GPUs, NAP+NAR: TPOT", "compute"):
+        assert text in out
+    assert json.loads(path.read_text()) == cache  # nothing new was simulated
+
+
+def test_llm_command_refuses_an_unknown_model(capsys):
+    from nunasim.cli.main import main
+
+    assert main(["llm", "llama-9", "--gpus", "2", "--quick"]) == 2
+    assert "shipped: llama-2-7b" in capsys.readouterr().err

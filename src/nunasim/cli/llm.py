@@ -31,9 +31,12 @@ def default_cache() -> Path:
     "--cache",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Simulated collective times are kept here [default: ~/.cache/nunasim/llm-collectives.json].",
+    help="JSON file keeping simulated collective times "
+    "[default: ~/.cache/nunasim/llm-collectives.json].",
 )
-def llm_command(model: str, gpus: int, phase: str, preset_name: str, quick: bool, cache: Path | None) -> None:
+def llm_command(
+    model: str, gpus: int, phase: str, preset_name: str, quick: bool, cache: Path | None
+) -> None:
     """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
     TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
     phases = PHASES if phase == "both" else (phase,)
@@ -43,8 +46,13 @@ def llm_command(model: str, gpus: int, phase: str, preset_name: str, quick: bool
             click.echo(what, err=True)
 
     table = llm_table(
-        [model], [gpus], phases, quick=quick, preset=preset_name,
-        cache_path=cache or default_cache(), progress=progress,
+        [model],
+        [gpus],
+        phases,
+        quick=quick,
+        preset=preset_name,
+        cache_path=cache or default_cache(),
+        progress=progress,
     )
     for row in table.itertuples():
         metric = "TTFT" if row.phase == "prefill" else "TPOT"

@@ -21,7 +21,11 @@ def trace() -> None:
 
 @trace.command("sizes")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Draw the CDFs here (.png, .pdf, .svg).")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Draw the CDFs here (.png, .pdf, .svg).",
+)
 def sizes(files: tuple[Path, ...], plot: Path | None) -> None:
     """Print the cumulative distribution of collective sizes in FILES by collective kind."""
     check_figure_path(plot)
@@ -31,10 +35,9 @@ def sizes(files: tuple[Path, ...], plot: Path | None) -> None:
         return
     for (source, kind), group in table.groupby(["source", "kind"], sort=False):
         sizes_ = group["size"].sort_values().to_numpy()
+        low, median, high = (format_size(int(sizes_[i])) for i in (0, len(sizes_) // 2, -1))
         click.echo(
-            f"{source}  {kind}: {len(sizes_)} collectives, "
-            f"min {format_size(int(sizes_[0]))}, median {format_size(int(sizes_[len(sizes_) // 2]))}, "
-            f"max {format_size(int(sizes_[-1]))}"
+            f"{source}  {kind}: {len(sizes_)} collectives, min {low}, median {median}, max {high}"
         )
         shown = [t for t in _THRESHOLDS if sizes_[0] <= t * 4 and t <= sizes_[-1] * 4]
         cdf = "  ".join(f"<={format_size(t)}: {(sizes_ <= t).mean():.2f}" for t in shown)

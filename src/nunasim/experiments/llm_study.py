@@ -10,6 +10,7 @@ keeps the fastest step that meets a throughput floor, separately per configurati
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -88,10 +89,9 @@ class CollectiveTimer:
 
     def __post_init__(self) -> None:
         if self.cache_path is not None and self.cache_path.is_file():
-            try:
+            # A damaged cache is rebuilt, not trusted.
+            with contextlib.suppress(OSError, json.JSONDecodeError):
                 self.simulated.update(json.loads(self.cache_path.read_text()))
-            except (OSError, json.JSONDecodeError):
-                pass  # a damaged cache is rebuilt, not trusted
 
     def _key(self, kind: str, size: int, gpus: int, configuration: str) -> str:
         return f"{self.preset.name}|{kind}|{gpus}|{configuration}|{size}"
@@ -105,6 +105,7 @@ class CollectiveTimer:
             run = self.simulate or (lambda *a: collective_time(*a, preset=self.preset))
             self.simulated[key] = run(kind, size, gpus, configuration)
             self.runs += 1
+            self.save()  # a long study resumes from here if stopped
         return self.simulated[key]
 
     def save(self) -> None:
@@ -272,7 +273,9 @@ def best(
     return choose(found, grid.min_tokens_per_s_per_gpu)
 
 
-def candidate_row(model: str, gpus: int, phase: str, configuration: str, c: Candidate) -> dict[str, Any]:
+def candidate_row(
+    model: str, gpus: int, phase: str, configuration: str, c: Candidate
+) -> dict[str, Any]:
     bd = c.breakdown
     row: dict[str, Any] = {
         "model": model,
@@ -329,7 +332,9 @@ def llm_table(
     return pd.DataFrame(rows)
 
 
-def fig15_table(quick: bool, cache_path: Path | None = None, progress: Progress | None = None) -> pd.DataFrame:
+def fig15_table(
+    quick: bool, cache_path: Path | None = None, progress: Progress | None = None
+) -> pd.DataFrame:
     """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
     (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
     NAP+NAR. The table's ``attrs`` hold the wall time and simulations run."""
@@ -387,7 +392,13 @@ def model_collectives(
     settings = load_inference_settings()
     cut = par or default_cut(model, gpus)
     rows = [
-        {"source": model_name, "phase": phase, "kind": c.kind, "size": _output_bytes(c.kind, c.size, c.gpus), "count": c.count}
+        {
+            "source": model_name,
+            "phase": phase,
+            "kind": c.kind,
+            "size": _output_bytes(c.kind, c.size, c.gpus),
+            "count": c.count,
+        }
         for c in step_calls(model, Step(phase, batch, seq), cut, settings)
     ]
     return pd.DataFrame(rows)
@@ -416,11 +427,21 @@ def trace_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     rows = []
     for path in paths:
         for c in read_trace(path):
-            rows.append({"source": Path(path).name, "phase": "trace", "kind": c.kind, "size": c.size, "count": 1})
+            rows.append(
+                {
+                    "source": Path(path).name,
+                    "phase": "trace",
+                    "kind": c.kind,
+                    "size": c.size,
+                    "count": 1,
+                }
+            )
     return pd.DataFrame(rows, columns=["source", "phase", "kind", "size", "count"])
 
 
-def size_cdf(table: pd.DataFrame, by: tuple[str, ...] = ("source", "phase", "kind")) -> pd.DataFrame:
+def size_cdf(
+    table: pd.DataFrame, by: tuple[str, ...] = ("source", "phase", "kind")
+) -> pd.DataFrame:
     """Cumulative distribution of sizes (weighted by count) per group: one row per distinct
     size with the fraction of collectives at or below it."""
     out = []
@@ -428,5 +449,7 @@ def size_cdf(table: pd.DataFrame, by: tuple[str, ...] = ("source", "phase", "kin
         sizes = group.groupby("size")["count"].sum().sort_index()
         fraction = sizes.cumsum() / sizes.sum()
         for size, frac in fraction.items():
-            out.append({**dict(zip(by, key, strict=True)), "size": int(size), "fraction": float(frac)})
+            out.append(
+                {**dict(zip(by, key, strict=True)), "size": int(size), "fraction": float(frac)}
+            )
     return pd.DataFrame(out)

@@ -11,8 +11,8 @@ from typing import Any
 
 from nunasim.errors import ConfigError, quote
 from nunasim.io.files import read_text
-from nunasim.llm.hf_config import model_from_hf_config
 from nunasim.io.presets import load_yaml
+from nunasim.llm.hf_config import model_from_hf_config
 from nunasim.llm.model import Model, model_from_dict
 from nunasim.llm.settings import TP_STYLES, InferenceSettings
 from nunasim.units import parse_size
@@ -42,9 +42,7 @@ def load_model(name_or_path: str | Path) -> Model:
         return model_from_dict(records[text], f"builtin:{text}")
     path = Path(text)
     if not path.is_file():
-        raise ConfigError(
-            f"no shipped model or file {quote(text)} (shipped: {', '.join(records)})"
-        )
+        raise ConfigError(f"no shipped model or file {quote(text)} (shipped: {', '.join(records)})")
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
@@ -78,7 +76,9 @@ def load_inference_settings(path: str | Path | None = None) -> InferenceSettings
         raise ConfigError("expected a mapping of settings", source=source)
     for key in data:
         if key not in _SETTINGS_KEYS:
-            raise ConfigError(f"unknown key (known: {', '.join(_SETTINGS_KEYS)})", source=source, where=str(key))
+            raise ConfigError(
+                f"unknown key (known: {', '.join(_SETTINGS_KEYS)})", source=source, where=str(key)
+            )
     for key in _SETTINGS_KEYS:
         if key not in data:
             raise ConfigError("missing", source=source, where=key)
@@ -86,12 +86,22 @@ def load_inference_settings(path: str | Path | None = None) -> InferenceSettings
     for key in ("activation_bytes", "kv_cache_bytes", "dispatch_bytes", "combine_bytes"):
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ConfigError(f"expected a positive number, got {quote(value)}", source=source, where=key)
+            raise ConfigError(
+                f"expected a positive number, got {quote(value)}", source=source, where=key
+            )
         numbers[key] = float(value)
     if data["tp_style"] not in TP_STYLES:
-        raise ConfigError(f"one of {', '.join(TP_STYLES)}, not {quote(data['tp_style'])}", source=source, where="tp_style")
+        raise ConfigError(
+            f"one of {', '.join(TP_STYLES)}, not {quote(data['tp_style'])}",
+            source=source,
+            where="tp_style",
+        )
     if data["compute_dtype"] not in DTYPE_BYTES:
-        raise ConfigError(f"unknown data type {quote(data['compute_dtype'])}", source=source, where="compute_dtype")
+        raise ConfigError(
+            f"unknown data type {quote(data['compute_dtype'])}",
+            source=source,
+            where="compute_dtype",
+        )
     try:
         capacity = parse_size(data["hbm_capacity"])
     except ConfigError as exc:

@@ -130,7 +130,9 @@ def _fields(data: bytes, source: str, where: str) -> list[tuple[int, int, Any]]:
             value = data[pos : pos + length]
             pos += length
         else:
-            raise ConfigError(f"unsupported wire type {wire} in field {number}", source=source, where=where)
+            raise ConfigError(
+                f"unsupported wire type {wire} in field {number}", source=source, where=where
+            )
         out.append((number, wire, value))
     return out
 
@@ -150,7 +152,9 @@ def _attribute(data: bytes, source: str, where: str) -> tuple[str, Any]:
             bits = 64 if wire == 1 else 32
             value = field - (1 << bits) if field >= 1 << (bits - 1) else field
         elif number in (3, 5) and wire in (1, 5):  # double, float
-            value = struct.unpack("<d" if wire == 1 else "<f", field.to_bytes(8 if wire == 1 else 4, "little"))[0]
+            value = struct.unpack(
+                "<d" if wire == 1 else "<f", field.to_bytes(8 if wire == 1 else 4, "little")
+            )[0]
     return name, value
 
 
@@ -188,7 +192,9 @@ def _chakra_trace(raw: bytes, source: str) -> list[TraceCollective]:
         if size is None:
             continue  # CPU-side c10d records carry no size
         if not isinstance(size, int) or size < 0:
-            raise ConfigError(f"comm_size {quote(size)} is not a byte count", source=source, where=where)
+            raise ConfigError(
+                f"comm_size {quote(size)} is not a byte count", source=source, where=where
+            )
         if node_type == _NODE_SEND:
             kind = "send"
         elif node_type == _NODE_RECV:
@@ -245,7 +251,9 @@ def _values(field: Any, source: str, where: str) -> list[Any]:
     if isinstance(field, dict):
         field = field.get("values", [])
     if not isinstance(field, list):
-        raise ConfigError(f"inputs/outputs {quote(field)} are not a list", source=source, where=where)
+        raise ConfigError(
+            f"inputs/outputs {quote(field)} are not a list", source=source, where=where
+        )
     return field
 
 

@@ -171,7 +171,9 @@ def model_from_dict(data: Any, source: str = "") -> Model:
         )
     if moe is not None and moe.first_k_dense_layers >= ints["num_layers"]:
         raise ConfigError(
-            "first_k_dense_layers leaves no MoE layer", source=source, where="moe.first_k_dense_layers"
+            "first_k_dense_layers leaves no MoE layer",
+            source=source,
+            where="moe.first_k_dense_layers",
         )
     ratios = attention.compress_ratios
     if attention.kind == "v4" and len(ratios) != ints["num_layers"]:
@@ -224,8 +226,9 @@ def _attention(data: Any, source: str) -> Attention:
             continue
         if key == "sliding_layers":
             if record[key] not in SLIDING_LAYERS:
+                known = ", ".join(SLIDING_LAYERS)
                 raise ConfigError(
-                    f"sliding_layers is one of {', '.join(SLIDING_LAYERS)}, not {quote(record[key])}",
+                    f"sliding_layers is one of {known}, not {quote(record[key])}",
                     source=source,
                     where="attention.sliding_layers",
                 )
@@ -279,7 +282,9 @@ def _check_keys(record: Mapping[str, Any], keys: dict[str, bool], where: str, so
     for key in record:
         if key not in keys:
             known = ", ".join(keys)
-            raise ConfigError(f"unknown key (known: {known})", source=source, where=prefix + str(key))
+            raise ConfigError(
+                f"unknown key (known: {known})", source=source, where=prefix + str(key)
+            )
     for key, required in keys.items():
         if required and record.get(key) is None:
             raise ConfigError("missing", source=source, where=prefix + key)

@@ -61,7 +61,10 @@ def layer_ops(
     model: Model, layer: int, step: Step, par: Parallelism, settings: InferenceSettings
 ) -> list[Op]:
     """The operators of ``layer`` on one GPU of its stage."""
-    return [*attention_ops(model, layer, step, par, settings), *ffn_ops(model, layer, step, par, settings)]
+    return [
+        *attention_ops(model, layer, step, par, settings),
+        *ffn_ops(model, layer, step, par, settings),
+    ]
 
 
 # --- attention ----------------------------------------------------------------------------
@@ -145,7 +148,16 @@ def _mla_ops(model: Model, step: Step, par: Parallelism, s: InferenceSettings) -
         _linear("kv_a_proj", T, h, latent, wb, ab),
     ]
     if step.phase == "prefill":
-        ops.append(_linear("kv_b_proj", T, att.kv_lora_rank, heads * (att.qk_nope_head_dim + att.v_head_dim), wb, ab))
+        ops.append(
+            _linear(
+                "kv_b_proj",
+                T,
+                att.kv_lora_rank,
+                heads * (att.qk_nope_head_dim + att.v_head_dim),
+                wb,
+                ab,
+            )
+        )
         core = 2.0 * heads * (qk + att.v_head_dim) * keys
     else:
         ops.append(_linear("q_absorb", T, heads * att.qk_nope_head_dim, att.kv_lora_rank, wb, ab))
@@ -266,4 +278,13 @@ def _swiglu(name: str, tokens: float, h: int, width: float, wb: float, ab: float
 def head_ops(model: Model, step: Step, par: Parallelism, s: InferenceSettings) -> list[Op]:
     """The LM head on the last stage: logits of one position per sequence."""
     wb = DTYPE_BYTES[model.weight_dtype]
-    return [_linear("lm_head", step.batch, model.hidden_size, model.vocab_size / par.tp, wb, s.activation_bytes)]
+    return [
+        _linear(
+            "lm_head",
+            step.batch,
+            model.hidden_size,
+            model.vocab_size / par.tp,
+            wb,
+            s.activation_bytes,
+        )
+    ]

@@ -27,7 +27,10 @@ class Rates:
     hbm_bandwidth: float
 
     def op_ps(self, op: Op) -> int:
-        return max(transfer_ps(round(op.flops), self.flops), transfer_ps(round(op.bytes), self.hbm_bandwidth))
+        return max(
+            transfer_ps(round(op.flops), self.flops),
+            transfer_ps(round(op.bytes), self.hbm_bandwidth),
+        )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ def draw_fig15(table: pd.DataFrame, gpus: int) -> Figure:
         part = rows[rows.phase == phase]
         models = list(dict.fromkeys(part.model))
         for m, model in enumerate(models):
-            ua_total = float(part[(part.model == model) & (part.configuration == "UA")].time_ms.iloc[0])
+            ua_total = float(
+                part[(part.model == model) & (part.configuration == "UA")].time_ms.iloc[0]
+            )
             for c, configuration in enumerate(("UA", "NAP+NAR")):
                 row = part[(part.model == model) & (part.configuration == configuration)].iloc[0]
                 bottom = 0.0
