@@ -7,10 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nunasim.cli.main import main
 from nunasim.errors import ConfigError
-from nunasim.io.traces import read_trace
+from nunasim.io.traces import CHAKRA_COLLECTIVES, read_trace
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 
@@ -82,3 +84,52 @@ def test_trace_sizes_command_exits_2_on_a_bad_file(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["trace", "sizes", str(bad)]) == 2
     assert "x.json: not JSON" in capsys.readouterr().err
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _delimited(number: int, body: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(body)) + body
+
+
+def _int_attr(name: str, value: int, field: int = 9) -> bytes:
+    return _delimited(10, _delimited(1, name.encode()) + _varint(field << 3) + _varint(value))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.lists(
+        st.tuples(
+            st.sampled_from([4, 5, 6, 7]),  # COMP, SEND, RECV, COLL
+            st.integers(0, 9),  # comm_type
+            st.integers(0, 1 << 40),  # comm_size
+            st.booleans(),  # is_cpu_op
+            st.sampled_from([9, 13]),  # int64_val or uint64_val: producers differ
+        ),
+        max_size=12,
+    )
+)
+def test_chakra_reader_round_trips_what_a_writer_encodes(nodes, tmp_path_factory):
+    blob = bytearray()
+    metadata = _delimited(1, b"0.0.4")
+    blob += _varint(len(metadata)) + metadata
+    expected = []
+    for node_id, (node_type, comm, size, cpu, field) in enumerate(nodes, start=1):
+        body = _varint(1 << 3) + _varint(node_id) + _varint(3 << 3) + _varint(node_type)
+        body += _delimited(2, b"node")
+        body += _int_attr("comm_type", comm, field) + _int_attr("comm_size", size, field)
+        body += _int_attr("is_cpu_op", int(cpu), 27)
+        blob += _varint(len(body)) + body
+        if node_type != 4 and not cpu:
+            kind = {5: "send", 6: "recv"}.get(node_type) or CHAKRA_COLLECTIVES[comm]
+            expected.append((kind, size, node_id))
+    path = tmp_path_factory.mktemp("et") / "t.et"
+    path.write_bytes(bytes(blob))
+    assert [(c.kind, c.size, c.node) for c in read_trace(path)] == expected

@@ -68,3 +68,14 @@ def llm_command(
                 count = "" if name == "compute" else f" x{getattr(row, f'{name}_count')}"
                 parts.append(f"{name} {ms:.3f} ms{count}")
         click.echo("    " + ", ".join(parts))
+    for phase_, rows in table.groupby("phase", sort=False):
+        by = rows.set_index("configuration")
+        if {"UA", "NAP+NAR"} <= set(by.index):
+            ua, nap = by.loc["UA"], by.loc["NAP+NAR"]
+            metric = "TTFT" if phase_ == "prefill" else "TPOT"
+            change = nap.time_ms / ua.time_ms - 1
+            comm = ua.communication_ms / nap.communication_ms if nap.communication_ms else 1.0
+            click.echo(
+                f"{phase_}: NAP+NAR {metric} {change:+.1%} against UA, "
+                f"communication {comm:.2f}x faster"
+            )
