@@ -167,3 +167,23 @@ def test_llm_command_refuses_an_unknown_model(capsys):
 
     assert main(["llm", "llama-9", "--gpus", "2", "--quick"]) == 2
     assert "shipped: llama-2-7b" in capsys.readouterr().err
+
+
+def test_fig2_follows_the_chosen_configuration():
+    import pandas as pd
+
+    choices = pd.DataFrame(
+        [
+            {"model": "mixtral-8x7b", "phase": "decode", "gpus": 8, "configuration": "UA"}
+            | {"tp": 2, "dp": 4, "pp": 1, "batch": 16, "seq": 1000},
+            {"model": "mixtral-8x7b", "phase": "decode", "gpus": 8, "configuration": "NAP+NAR"}
+            | {"tp": 1, "dp": 8, "pp": 1, "batch": 1, "seq": 1000},
+        ]
+    )
+    table = fig2_table(["mixtral-8x7b"], gpus=8, choices=choices)
+    assert set(table.phase) == {"decode"}  # no prefill choice given
+    # the UA row: TP 2 x DP 4, 16 tokens per group (see test_llm_inference)
+    sizes = table.groupby("kind")["size"].unique().to_dict()
+    assert sorted(sizes["alltoall"]) == [67584, 131072]
+    assert list(sizes["allreduce"]) == [16 * 4096 * 2]
+    assert table["count"].sum() == 32 * 4

@@ -409,16 +409,37 @@ def _output_bytes(kind: str, size: int, gpus: int) -> int:
     return size // gpus if kind == "reducescatter" else size
 
 
-def fig2_table(models: Iterable[str] | None = None, gpus: int | None = None) -> pd.DataFrame:
+def fig2_table(
+    models: Iterable[str] | None = None,
+    gpus: int | None = None,
+    choices: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Fig. 2 (inference): the collectives of one prefill and one decode step of each model
-    on ``gpus`` GPUs (the study's 64 by default)."""
+    on ``gpus`` GPUs (the study's 64 by default). With ``choices`` (an ``llm_table`` or
+    ``fig15_table``), each model and phase runs at its UA choice on those GPUs; otherwise
+    at ``default_cut`` and the batch and sequence length of ``llm_study.yaml``."""
     study = load_study()
     n = gpus or int(study.fig2["gpus"])
     frames = []
     for name in models or model_names():
         for phase in PHASES:
             shape = study.fig2[phase]
-            frames.append(model_collectives(name, n, phase, int(shape["batch"]), int(shape["seq"])))
+            batch, seq, cut = int(shape["batch"]), int(shape["seq"]), None
+            if choices is not None:
+                row = choices[
+                    (choices.model == name)
+                    & (choices.phase == phase)
+                    & (choices.gpus == n)
+                    & (choices.configuration == "UA")
+                ]
+                if row.empty:
+                    continue
+                chosen = row.iloc[0]
+                batch, seq = int(chosen.batch), int(chosen.seq)
+                cut = Parallelism(int(chosen.tp), int(chosen.dp), int(chosen.pp))
+            frames.append(model_collectives(name, n, phase, batch, seq, cut))
+    if not frames:
+        return pd.DataFrame(columns=["source", "phase", "kind", "size", "count"])
     return pd.concat(frames, ignore_index=True)
 
 
