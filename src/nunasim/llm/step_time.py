@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nunasim.llm.collectives import Call, layer_calls, pipeline_calls
 from nunasim.llm.model import Model
@@ -52,31 +52,40 @@ class Breakdown:
 
 
 def step_calls(model: Model, step: Step, par: Parallelism, s: InferenceSettings) -> list[Call]:
-    """Every collective of one step: each layer's, then the pipeline's."""
-    calls = []
+    """Every collective of one step: the layers', one entry per distinct call with its count
+    over all layers, then the pipeline's."""
+    counts: Counter[Call] = Counter()
+    for layers in layer_kinds(model).values():
+        for call in layer_calls(model, layers[0], step, par, s):
+            counts[call] += call.count * len(layers)
+    merged = [replace(call, count=count) for call, count in counts.items()]
+    return merged + pipeline_calls(model, step, par, s)
+
+
+def layer_kinds(model: Model) -> dict[tuple[object, ...], list[int]]:
+    """The layers grouped by what their cost depends on (MoE or dense, sliding window, V4
+    compression), so that each group is priced once."""
+    kinds: dict[tuple[object, ...], list[int]] = {}
+    att = model.attention
     for layer in range(model.num_layers):
-        calls.extend(layer_calls(model, layer, step, par, s))
-    return calls + pipeline_calls(model, step, par, s)
+        ratio = att.compress_ratios[layer] if att.compress_ratios else None
+        parity = layer % 2 if att.sliding_layers != "all" else 0
+        kinds.setdefault((model.is_moe_layer(layer), parity, ratio), []).append(layer)
+    return kinds
+
+
+def _sum_over_layers(model: Model, price: Callable[[int], float]) -> float:
+    return sum(price(layers[0]) * len(layers) for layers in layer_kinds(model).values())
 
 
 def step_compute_ps(
     model: Model, step: Step, par: Parallelism, s: InferenceSettings, rates: Rates
 ) -> int:
     """Compute time of one step on the GPUs it passes through (one per stage, in turn)."""
-    total, seen = 0, {}
-    for layer in range(model.num_layers):
-        # Layers of the same kind cost the same: price each kind once.
-        key = _layer_kind(model, layer)
-        if key not in seen:
-            seen[key] = sum(rates.op_ps(op) for op in layer_ops(model, layer, step, par, s))
-        total += seen[key]
-    return total + sum(rates.op_ps(op) for op in head_ops(model, step, par, s))
-
-
-def _layer_kind(model: Model, layer: int) -> tuple[object, ...]:
-    att = model.attention
-    ratio = att.compress_ratios[layer] if att.compress_ratios else None
-    return (model.is_moe_layer(layer), layer % 2 if att.sliding_layers != "all" else 0, ratio)
+    layers = _sum_over_layers(
+        model, lambda layer: sum(rates.op_ps(op) for op in layer_ops(model, layer, step, par, s))
+    )
+    return int(layers) + sum(rates.op_ps(op) for op in head_ops(model, step, par, s))
 
 
 def step_breakdown(
@@ -99,14 +108,14 @@ def step_breakdown(
 def weight_bytes_per_gpu(model: Model, par: Parallelism, s: InferenceSettings) -> float:
     """Weights one GPU holds: its stage's share of the layers, all of its own experts."""
     step = Step("decode", 1, 1)  # one token reads every dense weight once
-    total = 0.0
-    for layer in range(model.num_layers):
-        for op in layer_ops(model, layer, step, par, s):
-            if op.name != "experts":
-                total += op.weight_bytes
-        if model.is_moe_layer(layer):
-            total += expert_bytes_held(model, par)
-    return total / par.pp
+
+    def layer_bytes(layer: int) -> float:
+        dense = sum(
+            op.weight_bytes for op in layer_ops(model, layer, step, par, s) if op.name != "experts"
+        )
+        return dense + (expert_bytes_held(model, par) if model.is_moe_layer(layer) else 0.0)
+
+    return _sum_over_layers(model, layer_bytes) / par.pp
 
 
 def expert_bytes_held(model: Model, par: Parallelism) -> float:
@@ -121,8 +130,8 @@ def expert_bytes_held(model: Model, par: Parallelism) -> float:
 def kv_bytes_per_gpu(model: Model, step: Step, par: Parallelism, s: InferenceSettings) -> float:
     """KV cache one GPU holds for a decode step's context (its stage's layers)."""
     decode = Step("decode", step.batch, step.seq)
-    total = 0.0
-    for layer in range(model.num_layers):
-        for op in layer_ops(model, layer, decode, par, s):
-            total += op.kv_bytes
-    return total / par.pp
+
+    def layer_bytes(layer: int) -> float:
+        return sum(op.kv_bytes for op in layer_ops(model, layer, decode, par, s))
+
+    return _sum_over_layers(model, layer_bytes) / par.pp
