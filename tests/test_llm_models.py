@@ -101,12 +101,64 @@ GPT_OSS_20B_HF = {
 }
 
 
+DEEPSEEK_V32_HF = {
+    "model_type": "deepseek_v32",
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "num_attention_heads": 128,
+    "num_hidden_layers": 61,
+    "num_key_value_heads": 128,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "index_n_heads": 64,
+    "index_head_dim": 128,
+    "index_topk": 2048,
+    "vocab_size": 129280,
+    "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+}
+
+DEEPSEEK_V4_FLASH_HF = {
+    "model_type": "deepseek_v4",
+    "hidden_size": 4096,
+    "moe_intermediate_size": 2048,
+    "num_attention_heads": 64,
+    "num_hidden_layers": 43,
+    "num_key_value_heads": 1,
+    "head_dim": 512,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 6,
+    "q_lora_rank": 1024,
+    "o_groups": 8,
+    "o_lora_rank": 1024,
+    "sliding_window": 128,
+    "compress_ratios": [0, 0, *[4, 128] * 20, 4, 0],  # the last entry is the MTP layer's
+    "hc_mult": 4,
+    "index_n_heads": 64,
+    "index_head_dim": 128,
+    "index_topk": 512,
+    "vocab_size": 129280,
+    "expert_dtype": "fp4",
+    "quantization_config": {"quant_method": "fp8"},
+}
+
+
 @pytest.mark.parametrize(
     ("name", "config"),
     [
         ("llama-3.1-70b", LLAMA_70B_HF),
         ("qwen3-30b-a3b", QWEN3_30B_HF),
         ("gpt-oss-20b", GPT_OSS_20B_HF),
+        ("deepseek-v3.2", DEEPSEEK_V32_HF),
+        ("deepseek-v4-flash", DEEPSEEK_V4_FLASH_HF),
     ],
 )
 def test_a_hugging_face_config_gives_the_shipped_shape(name, config, tmp_path):
@@ -117,6 +169,7 @@ def test_a_hugging_face_config_gives_the_shipped_shape(name, config, tmp_path):
     shipped = load_model(name)
     fields = ("hidden_size", "num_layers", "num_attention_heads", "num_key_value_heads")
     fields += ("head_dim", "intermediate_size", "vocab_size", "moe", "attention")
+    fields += ("residual_streams", "weight_dtype")
     for field in fields:
         assert getattr(from_file, field) == getattr(shipped, field), field
     assert from_file.name == name

@@ -9,8 +9,11 @@ from typing import Any
 
 from nunasim.errors import ConfigError
 from nunasim.llm.model import Model, model_from_dict
+from nunasim.workload import DTYPE_BYTES
 
-# Expert weights that ship quantised, by the config's quantisation method.
+# Weights that ship quantised, by the config's quantisation method: all of them (FP8
+# block-scaled checkpoints) or only the experts (gpt-oss's MXFP4).
+_QUANTISED_WEIGHTS = {"fp8": "fp8"}
 _QUANTISED_EXPERTS = {"mxfp4": "fp4"}
 
 
@@ -69,8 +72,12 @@ def model_from_hf_config(config: Mapping[str, Any], name: str, source: str = "")
     else:
         record["intermediate_size"] = get("intermediate_size")
     method = (config.get("quantization_config") or {}).get("quant_method")
+    if method in _QUANTISED_WEIGHTS:
+        record["weight_dtype"] = record["expert_weight_dtype"] = _QUANTISED_WEIGHTS[method]
     if method in _QUANTISED_EXPERTS:
         record["expert_weight_dtype"] = _QUANTISED_EXPERTS[method]
+    if config.get("expert_dtype") in DTYPE_BYTES:  # DeepSeek V4: FP4 experts
+        record["expert_weight_dtype"] = config["expert_dtype"]
     return model_from_dict(record, source)
 
 
