@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,10 +74,31 @@ def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
         w = math.log(size / lo) / math.log(hi / lo)
         t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
         assert t == pytest.approx(t_lo ** (1 - w) * t_hi**w, rel=1e-9, abs=1)
-    else:  # linear on the last segment's slope
-        lo, hi = GRID[-2], GRID[-1]
-        t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
-        assert t == round(t_hi + (t_hi - t_lo) / (hi - lo) * (size - hi))
+    else:  # the largest's time plus the extra bytes at the fitted or ideal slope
+        slope = timer.slope_ps_per_byte("alltoall", gpus, "UA")
+        top = fake_simulator("alltoall", GRID[-1], gpus, "UA")
+        assert t == round(top + slope * (size - GRID[-1]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    times=st.lists(st.integers(1, 10**8), min_size=3, max_size=3),
+    gpus=st.sampled_from([2, 8, 64]),
+    kind=st.sampled_from(["allreduce", "allgather", "alltoall", "sendrecv"]),
+)
+def test_beyond_the_grid_no_collective_beats_the_injection_bandwidth(times, gpus, kind):
+    table = dict(zip(GRID, times, strict=True))
+    timer = CollectiveTimer(load_preset("nextgen-4die"), GRID, simulate=lambda k, s, g, c: table[s])
+    # 144 ports x 50 GB/s: 7.2 TB/s a GPU; an All-Reduce puts 2(n-1)/n of its size on them
+    share = (gpus - 1) / gpus
+    factor = {"allreduce": 2 * share, "sendrecv": 1.0}.get(kind, share)
+    ideal = factor * 1e12 / 7.2e12
+    slope = timer.slope_ps_per_byte(kind, gpus, "UA")
+    # 64 kiB and 1 MiB are within 16x of the largest, 4 kiB is not
+    fitted = float(np.polyfit(GRID[1:], times[1:], 1)[0])
+    assert slope == pytest.approx(max(fitted, ideal))
+    extra = 10**9
+    assert timer.time(kind, GRID[-1] + extra, gpus, "UA") >= times[-1] + ideal * extra - 1
 
 
 @pytest.mark.parametrize(

@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
+from nunasim.experiments.sweep import Point, run_point
 from nunasim.hardware import Preset
 from nunasim.io.files import write_atomically
 from nunasim.io.models import load_inference_settings, load_model, model_names
 from nunasim.io.presets import load_preset, load_yaml
 from nunasim.io.traces import read_trace
+from nunasim.llm.collectives import wire_factor
 from nunasim.llm.model import Model
 from nunasim.llm.operators import PHASES, Step
 from nunasim.llm.parallelism import Parallelism, parallelisms
@@ -42,8 +43,8 @@ from nunasim.llm.step_time import (
     step_calls,
     weight_bytes_per_gpu,
 )
-from nunasim.scenario import Configuration, Scenario
-from nunasim.units import parse_size
+from nunasim.scenario import Configuration
+from nunasim.units import PS_PER_S, parse_size
 
 Progress = Callable[[str], None]
 
@@ -58,19 +59,30 @@ _PLANS = {
 
 
 def collective_time(
-    collective: str, size: int, gpus: int, configuration: str, preset: Preset | str = "nextgen-4die"
+    collective: str,
+    size: int,
+    gpus: int,
+    configuration: str,
+    preset: Preset | str = "nextgen-4die",
+    threadblocks: int | str | None = None,
 ) -> int:
     """Completion time in picoseconds of one ``collective`` of ``size`` bytes on ``gpus``
-    GPUs under ``configuration``, simulated once (packet engine, the plan's own
-    threadblocks). The one place the study meets the simulator."""
+    GPUs under ``configuration``, simulated once through the sweep API (packet engine;
+    ``threadblocks``: the plan's own count, a count, or ``"auto"``, the paper's search). The
+    one place the study meets the simulator."""
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     if collective == "sendrecv":
         collective, size, gpus = "alltoall", 2 * size, 2
     if collective not in _PLANS:
         raise ConfigError(f"no simulated collective for {collective!r}")
-    plan = builtin_plan(_PLANS[collective], gpus=gpus)
-    scenario = Scenario(hardware, plan, max(size, 1), Configuration.parse(configuration))
-    return int(scenario.run().to_row()["completion_ps"])
+    point = Point(
+        _PLANS[collective],
+        max(size, 1),
+        Configuration.parse(configuration),
+        gpus=gpus,
+        threadblocks=threadblocks,
+    )
+    return int(run_point(point, hardware).to_row()["completion_ps"])
 
 
 @dataclass
@@ -83,6 +95,7 @@ class CollectiveTimer:
     cache_path: Path | None = None
     progress: Progress | None = None
     simulate: Callable[[str, int, int, str], int] | None = None
+    threadblocks: int | str | None = None
     simulated: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     extrapolated: int = 0
@@ -94,7 +107,8 @@ class CollectiveTimer:
                 self.simulated.update(json.loads(self.cache_path.read_text()))
 
     def _key(self, kind: str, size: int, gpus: int, configuration: str) -> str:
-        return f"{self.preset.name}|{kind}|{gpus}|{configuration}|{size}"
+        tbs = "" if self.threadblocks is None else f"|tbs={self.threadblocks}"
+        return f"{self.preset.name}|{kind}|{gpus}|{configuration}|{size}{tbs}"
 
     def point(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """The simulated time of one grid point (run on first use)."""
@@ -102,7 +116,9 @@ class CollectiveTimer:
         if key not in self.simulated:
             if self.progress:
                 self.progress(f"simulating {kind} {size} B on {gpus} GPUs, {configuration}")
-            run = self.simulate or (lambda *a: collective_time(*a, preset=self.preset))
+            run = self.simulate or (
+                lambda *a: collective_time(*a, preset=self.preset, threadblocks=self.threadblocks)
+            )
             self.simulated[key] = run(kind, size, gpus, configuration)
             self.runs += 1
             self.save()  # a long study resumes from here if stopped
@@ -115,8 +131,8 @@ class CollectiveTimer:
             write_atomically(self.cache_path, lambda path: path.write_text(text))
 
     def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
-        """Interpolated time: log-log between grid sizes, the smallest's below the grid,
-        linear growth on the last segment's slope above it."""
+        """Interpolated time: log-log between grid sizes, the smallest's below the grid, and
+        above it the largest's plus the extra bytes at ``slope_ps_per_byte``."""
         if gpus == 1:
             return 0
         grid = self.sizes
@@ -124,11 +140,10 @@ class CollectiveTimer:
             return self.point(kind, grid[0], gpus, configuration)
         if size >= grid[-1]:
             hi = self.point(kind, grid[-1], gpus, configuration)
-            if size == grid[-1] or len(grid) == 1:
+            if size == grid[-1]:
                 return hi
-            lo = self.point(kind, grid[-2], gpus, configuration)
             self.extrapolated += 1
-            slope = max(hi - lo, 0) / (grid[-1] - grid[-2])
+            slope = self.slope_ps_per_byte(kind, gpus, configuration)
             return round(hi + slope * (size - grid[-1]))
         upper = next(i for i, s in enumerate(grid) if s >= size)
         s0, s1 = grid[upper - 1], grid[upper]
@@ -136,6 +151,23 @@ class CollectiveTimer:
         t1 = self.point(kind, s1, gpus, configuration)
         w = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
         return round(math.exp((1 - w) * math.log(t0) + w * math.log(t1)))
+
+    def slope_ps_per_byte(self, kind: str, gpus: int, configuration: str) -> float:
+        """The alpha-beta model's beta beyond the grid: the least-squares slope of the
+        simulated times over the grid's top sizes (within 16x of the largest), never less
+        than the ideal, the bytes each GPU sends over all its ports at full bandwidth."""
+        ideal = wire_factor(kind, gpus) * PS_PER_S / self.injection_bandwidth
+        top = [s for s in self.sizes if s * 16 >= self.sizes[-1]]
+        if len(top) < 2:
+            return ideal
+        times = [self.point(kind, s, gpus, configuration) for s in top]
+        fitted = float(np.polyfit(np.array(top, float), np.array(times, float), 1)[0])
+        return max(fitted, ideal)
+
+    @property
+    def injection_bandwidth(self) -> float:
+        """Bytes per second one GPU can send: all its ports, one direction."""
+        return len(self.preset.socket.ports) * self.preset.pod.port_bandwidth
 
 
 # --- study parameters -------------------------------------------------------------------------
@@ -154,6 +186,7 @@ class Study:
     gpus: tuple[int, ...]
     phases: dict[str, PhaseGrid]
     collective_sizes: tuple[int, ...]
+    threadblocks: int | str | None
     quick_gpus: tuple[int, ...]
     quick_models: tuple[str, ...]
     quick_sizes: tuple[int, ...]
@@ -179,6 +212,7 @@ def load_study() -> Study:
         gpus=tuple(data["gpus"]),
         phases=phases,
         collective_sizes=tuple(sorted(parse_size(s) for s in data["collective_sizes"])),
+        threadblocks=data.get("threadblocks"),
         quick_gpus=tuple(quick["gpus"]),
         quick_models=tuple(quick["models"]),
         quick_sizes=tuple(sorted(parse_size(s) for s in quick["collective_sizes"])),
@@ -316,7 +350,9 @@ def llm_table(
     settings = load_inference_settings()
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     sizes = study.quick_sizes if quick else study.collective_sizes
-    timer = timer or CollectiveTimer(hardware, sizes, cache_path, progress)
+    timer = timer or CollectiveTimer(
+        hardware, sizes, cache_path, progress, threadblocks=study.threadblocks
+    )
     rates = rates_for(hardware, settings)
     rows = []
     try:

@@ -67,3 +67,13 @@ def pipeline_calls(model: Model, step: Step, par: Parallelism, s: InferenceSetti
         return []
     size = math.ceil(step.tokens * model.hidden_size * model.residual_streams * s.activation_bytes)
     return [Call("sendrecv", size, 2, par.pp - 1, "pipeline")]
+
+
+def wire_factor(kind: str, gpus: int) -> float:
+    """Bytes one GPU puts on the wire per byte of the collective's size (NCCL's bus-bandwidth
+    factors): an All-Reduce moves ``2(n-1)/n``, an All-Gather, Reduce-Scatter or All-to-All
+    ``(n-1)/n``, a point-to-point message all of it."""
+    if kind == "sendrecv":
+        return 1.0
+    share = (gpus - 1) / gpus
+    return 2 * share if kind == "allreduce" else share
