@@ -56,9 +56,10 @@ def llm_command(
     )
     for row in table.itertuples():
         metric = "TTFT" if row.phase == "prefill" else "TPOT"
+        ep = f" EP{row.ep}" if row.ep > 1 else ""
         click.echo(
             f"{row.model} {row.phase} on {row.gpus} GPUs, {row.configuration}: "
-            f"{metric} {row.time_ms:.3f} ms  (TP{row.tp} DP{row.dp} PP{row.pp} EP{row.ep}, "
+            f"{metric} {row.time_ms:.3f} ms  (TP{row.tp} DP{row.dp} PP{row.pp}{ep}, "
             f"batch {row.batch}, seq {row.seq}, {row.tokens_per_s:,.0f} tokens/s)"
         )
         parts = []

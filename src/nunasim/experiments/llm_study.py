@@ -362,7 +362,10 @@ def llm_table(
                 for phase in phases:
                     for configuration in study.configurations:
                         chosen = best(model, n, phase, configuration, timer, study, settings, rates)
-                        rows.append(candidate_row(name, n, phase, configuration, chosen))
+                        row = candidate_row(name, n, phase, configuration, chosen)
+                        if model.moe is None:
+                            row["ep"] = 1  # a dense model has no experts to spread
+                        rows.append(row)
     finally:
         timer.save()
     return pd.DataFrame(rows)
