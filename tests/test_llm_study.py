@@ -209,3 +209,11 @@ def test_fig2_follows_the_chosen_configuration():
     assert sorted(sizes["alltoall"]) == [67584, 131072]
     assert list(sizes["allreduce"]) == [16 * 4096 * 2]
     assert table["count"].sum() == 32 * 4
+
+
+def test_a_model_too_large_for_the_pod_is_refused(capsys):
+    from nunasim.cli.main import main
+
+    # 405B bf16 weights (810 GB) cannot fit one GPU's 576 GB: refused before any simulation
+    assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick"]) == 2
+    assert "llama-3.1-405b on 1 GPUs: no configuration" in capsys.readouterr().err

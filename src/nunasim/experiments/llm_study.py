@@ -44,7 +44,7 @@ from nunasim.llm.step_time import (
     weight_bytes_per_gpu,
 )
 from nunasim.scenario import Configuration
-from nunasim.units import PS_PER_S, parse_size
+from nunasim.units import PS_PER_S, format_size, parse_size
 
 Progress = Callable[[str], None]
 
@@ -304,6 +304,12 @@ def best(
 ) -> Candidate:
     grid = study.phases[phase]
     found = candidates(model, gpus, phase, configuration, timer, grid, settings, rates)
+    if not found:
+        capacity = format_size(settings.hbm_capacity_bytes)
+        raise ConfigError(
+            f"{model.name} on {gpus} GPUs: no configuration's weights and KV cache fit "
+            f"one GPU's {capacity} of HBM (hbm_capacity); try more GPUs"
+        )
     return choose(found, grid.min_tokens_per_s_per_gpu)
 
 
