@@ -184,10 +184,11 @@ def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, caps
     assert json.loads(path.read_text()) == cache  # nothing new was simulated
 
 
-def test_llm_command_refuses_an_unknown_model(capsys):
+def test_llm_command_refuses_an_unknown_model(capsys, tmp_path):
     from nunasim.cli.main import main
 
-    assert main(["llm", "llama-9", "--gpus", "2", "--quick"]) == 2
+    cache = str(tmp_path / "c.json")
+    assert main(["llm", "llama-9", "--gpus", "2", "--quick", "--cache", cache]) == 2
     assert "shipped: llama-2-7b" in capsys.readouterr().err
 
 
@@ -211,9 +212,11 @@ def test_fig2_follows_the_chosen_configuration():
     assert table["count"].sum() == 32 * 4
 
 
-def test_a_model_too_large_for_the_pod_is_refused(capsys):
+def test_a_model_too_large_for_the_pod_is_refused(capsys, tmp_path):
     from nunasim.cli.main import main
 
     # 405B bf16 weights (810 GB) cannot fit one GPU's 576 GB: refused before any simulation
-    assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick"]) == 2
+    cache = tmp_path / "c.json"
+    assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick", "--cache", str(cache)]) == 2
+    assert not cache.exists()
     assert "llama-3.1-405b on 1 GPUs: no configuration" in capsys.readouterr().err
