@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from nunasim.cli.options import preset_option
+from nunasim.cli.options import parse_threadblocks, preset_option
 from nunasim.experiments.llm_study import llm_table
 from nunasim.llm.operators import PHASES
 
@@ -28,6 +28,13 @@ def default_cache() -> Path:
 @preset_option
 @click.option("--quick", is_flag=True, help="Simulate only the quick size grid (two sizes).")
 @click.option(
+    "--tbs",
+    "threadblocks",
+    default=None,
+    help="Threadblocks per GPU of the simulated collectives, or 'auto' (the paper's search "
+    "over counts and NAR granularities, about 12 runs a size) [default: the plan's own].",
+)
+@click.option(
     "--cache",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -35,7 +42,13 @@ def default_cache() -> Path:
     "[default: ~/.cache/nunasim/llm-collectives.json].",
 )
 def llm_command(
-    model: str, gpus: int, phase: str, preset_name: str, quick: bool, cache: Path | None
+    model: str,
+    gpus: int,
+    phase: str,
+    preset_name: str,
+    quick: bool,
+    threadblocks: str | None,
+    cache: Path | None,
 ) -> None:
     """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
     TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
@@ -53,6 +66,7 @@ def llm_command(
         preset=preset_name,
         cache_path=cache or default_cache(),
         progress=progress,
+        threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks),
     )
     for row in table.itertuples():
         metric = "TTFT" if row.phase == "prefill" else "TPOT"

@@ -349,15 +349,17 @@ def llm_table(
     cache_path: Path | None = None,
     progress: Progress | None = None,
     timer: CollectiveTimer | None = None,
+    threadblocks: int | str | None = None,
 ) -> pd.DataFrame:
     """The chosen configuration per model, GPU count, phase and configuration (UA,
-    NAP+NAR): one row each with its breakdown."""
+    NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
+    setting for the simulated collectives (``"auto"``: the paper's search)."""
     study = load_study()
     settings = load_inference_settings()
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     sizes = study.quick_sizes if quick else study.collective_sizes
     timer = timer or CollectiveTimer(
-        hardware, sizes, cache_path, progress, threadblocks=study.threadblocks
+        hardware, sizes, cache_path, progress, threadblocks=threadblocks or study.threadblocks
     )
     rates = rates_for(hardware, settings)
     rows = []
