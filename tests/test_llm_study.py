@@ -220,3 +220,22 @@ def test_a_model_too_large_for_the_pod_is_refused(capsys, tmp_path):
     assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick", "--cache", str(cache)]) == 2
     assert not cache.exists()
     assert "llama-3.1-405b on 1 GPUs: no configuration" in capsys.readouterr().err
+
+
+def test_the_collective_speedup_compares_one_step_under_both_configurations():
+    from nunasim.experiments.llm_study import fig15_summary, llm_table
+
+    table = llm_table(["mixtral-8x7b"], [8], timer=_timer())
+    ua = table[table.configuration == "UA"].set_index("phase")
+    nap = table[table.configuration == "NAP+NAR"].set_index("phase")
+    assert (ua.reference_communication_ms == ua.communication_ms).all()
+    # The stand-in prices every simulated NAP+NAR point at 0.8 of UA's; beyond the grid
+    # the ideal-bandwidth floor on the slope can only raise NAP+NAR's share of that.
+    moving = ua.communication_ms > 0
+    assert moving.any()
+    ratio = nap.reference_communication_ms[moving] / ua.communication_ms[moving]
+    assert ((ratio > 0.8 - 1e-6) & (ratio < 1)).all()
+    summary = fig15_summary(table).set_index("phase")
+    for phase in ratio.index:
+        expected = 1 / ratio[phase]
+        assert summary.loc[phase, "collective_speedup_geomean"] == pytest.approx(expected)
