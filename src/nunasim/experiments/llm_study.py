@@ -440,6 +440,10 @@ def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 # --- Fig. 2: collective sizes -------------------------------------------------------------
 
+# One row per collective (or per group of equal ones): where it comes from, its kind,
+# output-buffer bytes and how many.
+SIZE_COLUMNS = ["source", "phase", "kind", "size", "count"]
+
 
 def default_cut(model: Model, gpus: int) -> Parallelism:
     """The cut Fig. 2 uses when no search result is given: one stage, the widest TP up to 8."""
@@ -464,7 +468,7 @@ def model_collectives(
         }
         for c in step_calls(model, Step(phase, batch, seq), cut, settings)
     ]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=SIZE_COLUMNS)
 
 
 def _output_bytes(kind: str, size: int, gpus: int) -> int:
@@ -502,7 +506,7 @@ def fig2_table(
                 cut = Parallelism(int(chosen.tp), int(chosen.dp), int(chosen.pp))
             frames.append(model_collectives(name, n, phase, batch, seq, cut))
     if not frames:
-        return pd.DataFrame(columns=["source", "phase", "kind", "size", "count"])
+        return pd.DataFrame(columns=SIZE_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -520,7 +524,7 @@ def trace_table(paths: Iterable[str | Path]) -> pd.DataFrame:
                     "count": 1,
                 }
             )
-    return pd.DataFrame(rows, columns=["source", "phase", "kind", "size", "count"])
+    return pd.DataFrame(rows, columns=SIZE_COLUMNS)
 
 
 def size_cdf(
