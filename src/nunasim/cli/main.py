@@ -22,6 +22,8 @@ COMMANDS = {
     "headline": "nunasim.cli.headline:headline_command",
     "fig9": "nunasim.cli.fig9:fig9_command",
     "noc": "nunasim.cli.noc:noc_command",
+    "llm": "nunasim.cli.llm:llm_command",
+    "trace": "nunasim.cli.trace:trace",
 }
 
 

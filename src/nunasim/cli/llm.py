@@ -1,0 +1,96 @@
+"""``nunasim llm``: the best parallelism, batch and sequence length for a model on a pod,
+under UA and NAP+NAR, with the step's breakdown."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from nunasim.cli.options import parse_threadblocks, preset_option
+from nunasim.experiments.llm_study import llm_table
+from nunasim.llm.operators import PHASES
+
+PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "nunasim" / "llm-collectives.json"
+
+
+@click.command("llm")
+@click.argument("model")
+@click.option("--gpus", type=click.IntRange(1, 1024), default=64, show_default=True)
+@click.option("--phase", type=click.Choice([*PHASES, "both"]), default="both", show_default=True)
+@preset_option
+@click.option("--quick", is_flag=True, help="Simulate only the quick size grid (two sizes).")
+@click.option(
+    "--tbs",
+    "threadblocks",
+    default=None,
+    help="Threadblocks per GPU of the simulated collectives, or 'auto' (the paper's search "
+    "over counts and NAR granularities, about 12 runs a size) [default: the plan's own].",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON file keeping simulated collective times "
+    "[default: ~/.cache/nunasim/llm-collectives.json].",
+)
+def llm_command(
+    model: str,
+    gpus: int,
+    phase: str,
+    preset_name: str,
+    quick: bool,
+    threadblocks: str | None,
+    cache: Path | None,
+) -> None:
+    """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
+    TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
+    phases = PHASES if phase == "both" else (phase,)
+
+    def progress(what: str) -> None:
+        if sys.stderr.isatty():
+            click.echo(what, err=True)
+
+    table = llm_table(
+        [model],
+        [gpus],
+        phases,
+        quick=quick,
+        preset=preset_name,
+        cache_path=cache or default_cache(),
+        progress=progress,
+        threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks),
+    )
+    for row in table.itertuples():
+        metric = "TTFT" if row.phase == "prefill" else "TPOT"
+        ep = f" EP{row.ep}" if row.ep > 1 else ""
+        click.echo(
+            f"{row.model} {row.phase} on {row.gpus} GPUs, {row.configuration}: "
+            f"{metric} {row.time_ms:.3f} ms  (TP{row.tp} DP{row.dp} PP{row.pp}{ep}, "
+            f"batch {row.batch}, seq {row.seq}, {row.tokens_per_s:,.0f} tokens/s)"
+        )
+        parts = []
+        for name in PARTS:
+            ms = getattr(row, f"{name}_ms")
+            if ms or name == "compute":
+                count = "" if name == "compute" else f" x{getattr(row, f'{name}_count')}"
+                parts.append(f"{name} {ms:.3f} ms{count}")
+        click.echo("    " + ", ".join(parts))
+    for phase_, rows in table.groupby("phase", sort=False):
+        by = rows.set_index("configuration")
+        if {"UA", "NAP+NAR"} <= set(by.index):
+            ua, nap = by.loc["UA"], by.loc["NAP+NAR"]
+            metric = "TTFT" if phase_ == "prefill" else "TPOT"
+            change = nap.time_ms / ua.time_ms - 1
+            comm = ua.communication_ms / nap.communication_ms if nap.communication_ms else 1.0
+            click.echo(
+                f"{phase_}: NAP+NAR {metric} {change:+.1%} against UA, "
+                f"communication {comm:.2f}x faster"
+            )

@@ -1,0 +1,543 @@
+"""End-to-end LLM inference under UA and NAP+NAR (paper section 6.7, Fig. 15) and the
+collective-size distributions of Fig. 2.
+
+Collective times come from the simulator: each distinct (collective, size, GPUs,
+configuration) runs once through ``collective_time`` and is remembered (in memory, and in
+a JSON cache file when one is given); sizes between the simulated grid are interpolated in
+log-log space. The search then tries every cut of the pod, batch and sequence length and
+keeps the fastest step that meets a throughput floor, separately per configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nunasim.errors import ConfigError
+from nunasim.experiments.sweep import Point, run_point
+from nunasim.hardware import Preset
+from nunasim.io.files import write_atomically
+from nunasim.io.models import load_inference_settings, load_model, model_names
+from nunasim.io.presets import load_preset, load_yaml
+from nunasim.io.traces import read_trace
+from nunasim.llm.collectives import wire_factor
+from nunasim.llm.model import Model
+from nunasim.llm.operators import PHASES, Step
+from nunasim.llm.parallelism import Parallelism, parallelisms
+from nunasim.llm.settings import InferenceSettings
+from nunasim.llm.step_time import (
+    Breakdown,
+    Rates,
+    kv_bytes_per_gpu,
+    step_breakdown,
+    step_calls,
+    weight_bytes_per_gpu,
+)
+from nunasim.scenario import Configuration
+from nunasim.units import PS_PER_S, format_size, parse_size
+
+Progress = Callable[[str], None]
+
+# The simulator's built-in collective for each kind a step issues. A point-to-point message
+# of M bytes is a 2-GPU All-to-All of 2M: each GPU keeps half its buffer and sends M.
+_PLANS = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reducescatter",
+    "alltoall": "alltoall",
+}
+
+
+def collective_time(
+    collective: str,
+    size: int,
+    gpus: int,
+    configuration: str,
+    preset: Preset | str = "nextgen-4die",
+    threadblocks: int | str | None = None,
+) -> int:
+    """Completion time in picoseconds of one ``collective`` of ``size`` bytes on ``gpus``
+    GPUs under ``configuration``, simulated once through the sweep API (packet engine;
+    ``threadblocks``: the plan's own count, a count, or ``"auto"``, the paper's search). The
+    one place the study meets the simulator."""
+    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
+    if collective == "sendrecv":
+        collective, size, gpus = "alltoall", 2 * size, 2
+    if collective not in _PLANS:
+        raise ConfigError(f"no simulated collective for {collective!r}")
+    point = Point(
+        _PLANS[collective],
+        max(size, 1),
+        Configuration.parse(configuration),
+        gpus=gpus,
+        threadblocks=threadblocks,
+    )
+    return int(run_point(point, hardware).to_row()["completion_ps"])
+
+
+@dataclass
+class CollectiveTimer:
+    """Collective times at any size from simulations on a grid of ``sizes``: memoised, and
+    kept in ``cache_path`` (JSON) across runs when given."""
+
+    preset: Preset
+    sizes: tuple[int, ...]
+    cache_path: Path | None = None
+    progress: Progress | None = None
+    simulate: Callable[[str, int, int, str], int] | None = None
+    threadblocks: int | str | None = None
+    simulated: dict[str, int] = field(default_factory=dict)
+    runs: int = 0
+    extrapolated: int = 0
+
+    def __post_init__(self) -> None:
+        if self.cache_path is not None and self.cache_path.is_file():
+            # A damaged cache is rebuilt, not trusted.
+            with contextlib.suppress(OSError, json.JSONDecodeError):
+                self.simulated.update(json.loads(self.cache_path.read_text()))
+
+    def _key(self, kind: str, size: int, gpus: int, configuration: str) -> str:
+        tbs = "" if self.threadblocks is None else f"|tbs={self.threadblocks}"
+        return f"{self.preset.name}|{kind}|{gpus}|{configuration}|{size}{tbs}"
+
+    def point(self, kind: str, size: int, gpus: int, configuration: str) -> int:
+        """The simulated time of one grid point (run on first use)."""
+        key = self._key(kind, size, gpus, configuration)
+        if key not in self.simulated:
+            if self.progress:
+                self.progress(f"simulating {kind} {size} B on {gpus} GPUs, {configuration}")
+            run = self.simulate or (
+                lambda *a: collective_time(*a, preset=self.preset, threadblocks=self.threadblocks)
+            )
+            self.simulated[key] = run(kind, size, gpus, configuration)
+            self.runs += 1
+            self.save()  # a long study resumes from here if stopped
+        return self.simulated[key]
+
+    def save(self) -> None:
+        if self.cache_path is not None and self.runs:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(self.simulated, indent=0, sort_keys=True)
+            write_atomically(self.cache_path, lambda path: path.write_text(text))
+
+    def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
+        """Interpolated time: log-log between grid sizes, the smallest's below the grid, and
+        above it the largest's plus the extra bytes at ``slope_ps_per_byte``."""
+        if gpus == 1:
+            return 0
+        grid = self.sizes
+        if size <= grid[0]:
+            return self.point(kind, grid[0], gpus, configuration)
+        if size >= grid[-1]:
+            hi = self.point(kind, grid[-1], gpus, configuration)
+            if size == grid[-1]:
+                return hi
+            self.extrapolated += 1
+            slope = self.slope_ps_per_byte(kind, gpus, configuration)
+            return round(hi + slope * (size - grid[-1]))
+        upper = next(i for i, s in enumerate(grid) if s >= size)
+        s0, s1 = grid[upper - 1], grid[upper]
+        t0 = self.point(kind, s0, gpus, configuration)
+        t1 = self.point(kind, s1, gpus, configuration)
+        w = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
+        return round(math.exp((1 - w) * math.log(t0) + w * math.log(t1)))
+
+    def slope_ps_per_byte(self, kind: str, gpus: int, configuration: str) -> float:
+        """The alpha-beta model's beta beyond the grid: the least-squares slope of the
+        simulated times over the grid's top sizes (within 16x of the largest), never less
+        than the ideal, the bytes each GPU sends over all its ports at full bandwidth."""
+        ideal = wire_factor(kind, gpus) * PS_PER_S / self.injection_bandwidth
+        top = [s for s in self.sizes if s * 16 >= self.sizes[-1]]
+        if len(top) < 2:
+            return ideal
+        times = [self.point(kind, s, gpus, configuration) for s in top]
+        fitted = float(np.polyfit(np.array(top, float), np.array(times, float), 1)[0])
+        return max(fitted, ideal)
+
+    @property
+    def injection_bandwidth(self) -> float:
+        """Bytes per second one GPU can send: all its ports, one direction."""
+        return len(self.preset.socket.ports) * self.preset.pod.port_bandwidth
+
+
+# --- study parameters -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PhaseGrid:
+    batch: tuple[int, ...]
+    seq: tuple[int, ...]
+    min_tokens_per_s_per_gpu: float
+
+
+@dataclass(frozen=True)
+class Study:
+    configurations: tuple[str, ...]
+    gpus: tuple[int, ...]
+    phases: dict[str, PhaseGrid]
+    collective_sizes: tuple[int, ...]
+    threadblocks: int | str | None
+    quick_gpus: tuple[int, ...]
+    quick_models: tuple[str, ...]
+    quick_sizes: tuple[int, ...]
+    fig2: dict[str, Any]
+
+
+def load_study() -> Study:
+    """The shipped study parameters (``llm_study.yaml``)."""
+    source = "builtin:llm_study.yaml"
+    text = resources.files("nunasim.experiments").joinpath("llm_study.yaml").read_text()
+    data = load_yaml(text, source)
+    phases = {
+        phase: PhaseGrid(
+            tuple(data[phase]["batch"]),
+            tuple(data[phase]["seq"]),
+            float(data[phase]["min_tokens_per_s_per_gpu"]),
+        )
+        for phase in PHASES
+    }
+    quick = data["quick"]
+    return Study(
+        configurations=tuple(data["configurations"]),
+        gpus=tuple(data["gpus"]),
+        phases=phases,
+        collective_sizes=tuple(sorted(parse_size(s) for s in data["collective_sizes"])),
+        threadblocks=data.get("threadblocks"),
+        quick_gpus=tuple(quick["gpus"]),
+        quick_models=tuple(quick["models"]),
+        quick_sizes=tuple(sorted(parse_size(s) for s in quick["collective_sizes"])),
+        fig2=dict(data["fig2"]),
+    )
+
+
+def rates_for(preset: Preset, settings: InferenceSettings) -> Rates:
+    socket = preset.socket
+    return Rates(
+        flops=socket.flops_for(settings.compute_dtype),
+        hbm_bandwidth=sum(stack.bandwidth for stack in socket.stacks),
+    )
+
+
+# --- the search ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One enumerated point: cut, batch (per attention group), sequence length, its step
+    breakdown and the pod's throughput in tokens per second."""
+
+    parallelism: Parallelism
+    batch: int
+    seq: int
+    breakdown: Breakdown
+    tokens_per_s: float
+
+    def meets(self, floor_per_gpu: float) -> bool:
+        return self.tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+
+
+def candidates(
+    model: Model,
+    gpus: int,
+    phase: str,
+    configuration: str,
+    timer: CollectiveTimer,
+    grid: PhaseGrid,
+    settings: InferenceSettings,
+    rates: Rates,
+) -> list[Candidate]:
+    """Every (cut, batch, seq) of the grid whose weights and KV cache fit one GPU's HBM."""
+    found = []
+    for par in parallelisms(model, gpus):
+        weights = weight_bytes_per_gpu(model, par, settings)
+        if weights > settings.hbm_capacity_bytes:
+            continue
+        for batch in grid.batch:
+            for seq in grid.seq:
+                step = Step(phase, batch, seq)
+                kv = kv_bytes_per_gpu(model, step, par, settings)
+                if weights + kv > settings.hbm_capacity_bytes:
+                    continue
+                bd = step_breakdown(
+                    model,
+                    step,
+                    par,
+                    settings,
+                    rates,
+                    lambda kind, size, n: timer.time(kind, size, n, configuration),
+                )
+                tokens = step.tokens * par.dp
+                found.append(Candidate(par, batch, seq, bd, tokens / (bd.total_ps * 1e-12)))
+    return found
+
+
+def choose(found: list[Candidate], floor_per_gpu: float) -> Candidate:
+    """The fastest step among those meeting the throughput floor; if none does, the one with
+    the highest throughput. Ties go to the earlier enumerated."""
+    if not found:
+        raise ConfigError("no configuration fits the GPUs' HBM")
+    meeting = [c for c in found if c.meets(floor_per_gpu)]
+    if meeting:
+        return min(meeting, key=lambda c: c.breakdown.total_ps)
+    return max(found, key=lambda c: c.tokens_per_s)
+
+
+def best(
+    model: Model,
+    gpus: int,
+    phase: str,
+    configuration: str,
+    timer: CollectiveTimer,
+    study: Study,
+    settings: InferenceSettings,
+    rates: Rates,
+) -> Candidate:
+    grid = study.phases[phase]
+    found = candidates(model, gpus, phase, configuration, timer, grid, settings, rates)
+    if not found:
+        capacity = format_size(settings.hbm_capacity_bytes)
+        raise ConfigError(
+            f"{model.name} on {gpus} GPUs: no configuration's weights and KV cache fit "
+            f"one GPU's {capacity} of HBM (hbm_capacity); try more GPUs"
+        )
+    return choose(found, grid.min_tokens_per_s_per_gpu)
+
+
+def candidate_row(
+    model: str, gpus: int, phase: str, configuration: str, c: Candidate
+) -> dict[str, Any]:
+    bd = c.breakdown
+    row: dict[str, Any] = {
+        "model": model,
+        "gpus": gpus,
+        "phase": phase,
+        "configuration": configuration,
+        "tp": c.parallelism.tp,
+        "dp": c.parallelism.dp,
+        "pp": c.parallelism.pp,
+        "ep": c.parallelism.ep,
+        "batch": c.batch,
+        "seq": c.seq,
+        "time_ms": bd.total_ps / 1e9,
+        "compute_ms": bd.compute_ps / 1e9,
+        "communication_ms": bd.communication_ps / 1e9,
+        "tokens_per_s": c.tokens_per_s,
+    }
+    for kind in ("allreduce", "reducescatter", "allgather", "alltoall", "sendrecv"):
+        row[f"{kind}_ms"] = bd.collective_ps.get(kind, 0) / 1e9
+        row[f"{kind}_count"] = bd.collective_counts.get(kind, 0)
+    return row
+
+
+def llm_table(
+    models: Iterable[str],
+    gpus: Iterable[int],
+    phases: Iterable[str] = PHASES,
+    *,
+    quick: bool = False,
+    preset: Preset | str = "nextgen-4die",
+    cache_path: Path | None = None,
+    progress: Progress | None = None,
+    timer: CollectiveTimer | None = None,
+    threadblocks: int | str | None = None,
+) -> pd.DataFrame:
+    """The chosen configuration per model, GPU count, phase and configuration (UA,
+    NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
+    setting for the simulated collectives (``"auto"``: the paper's search)."""
+    study = load_study()
+    settings = load_inference_settings()
+    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
+    sizes = study.quick_sizes if quick else study.collective_sizes
+    timer = timer or CollectiveTimer(
+        hardware, sizes, cache_path, progress, threadblocks=threadblocks or study.threadblocks
+    )
+    rates = rates_for(hardware, settings)
+    rows = []
+    try:
+        for name in models:
+            model = load_model(name)
+            for n in gpus:
+                for phase in phases:
+                    reference: Candidate | None = None
+                    for configuration in study.configurations:
+                        chosen = best(model, n, phase, configuration, timer, study, settings, rates)
+                        reference = reference or chosen
+                        row = candidate_row(name, n, phase, configuration, chosen)
+                        if model.moe is None:
+                            row["ep"] = 1  # a dense model has no experts to spread
+                        # The first configuration's step priced under this one: the same
+                        # collectives, so their speedup is not mixed with a change of cut.
+                        same = step_breakdown(
+                            model,
+                            Step(phase, reference.batch, reference.seq),
+                            reference.parallelism,
+                            settings,
+                            rates,
+                            lambda kind, size, g, c=configuration: timer.time(kind, size, g, c),
+                        )
+                        row["reference_communication_ms"] = same.communication_ps / 1e9
+                        rows.append(row)
+    finally:
+        timer.save()
+    return pd.DataFrame(rows)
+
+
+def fig15_table(
+    quick: bool, cache_path: Path | None = None, progress: Progress | None = None
+) -> pd.DataFrame:
+    """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
+    (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
+    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run."""
+    study = load_study()
+    models = study.quick_models if quick else tuple(model_names())
+    gpus = study.quick_gpus if quick else study.gpus
+    started = time.perf_counter()
+    table = llm_table(models, gpus, quick=quick, cache_path=cache_path, progress=progress)
+    table.attrs["wall_s"] = time.perf_counter() - started
+    return table
+
+
+def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per phase: geometric-mean and largest reduction of the step time (TTFT, TPOT) under
+    NAP+NAR against UA, each with its own chosen configuration, and the geometric-mean
+    speedup of the collectives of UA's chosen step under NAP+NAR."""
+    keys = ["model", "gpus", "phase"]
+    ua = table[table.configuration == "UA"].set_index(keys)
+    nap = table[table.configuration == "NAP+NAR"].set_index(keys)
+    rows = []
+    for phase in PHASES:
+        a, b = ua.xs(phase, level="phase"), nap.xs(phase, level="phase")
+        if a.empty:
+            continue
+        ratio = (b.time_ms / a.time_ms).to_numpy()
+        # UA's chosen step under both configurations (where it communicates at all)
+        moving = a.communication_ms > 0
+        comm = a.communication_ms[moving] / b.reference_communication_ms[moving]
+        rows.append(
+            {
+                "phase": phase,
+                "metric": "TTFT" if phase == "prefill" else "TPOT",
+                "points": len(ratio),
+                "geomean_reduction": 1 - float(np.exp(np.log(ratio).mean())),
+                "max_reduction": 1 - float(ratio.min()),
+                "collective_speedup_geomean": float(np.exp(np.log(comm.to_numpy()).mean()))
+                if len(comm)
+                else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --- Fig. 2: collective sizes -------------------------------------------------------------
+
+# One row per collective (or per group of equal ones): where it comes from, its kind,
+# output-buffer bytes and how many.
+SIZE_COLUMNS = ["source", "phase", "kind", "size", "count"]
+
+
+def default_cut(model: Model, gpus: int) -> Parallelism:
+    """The cut Fig. 2 uses when no search result is given: one stage, the widest TP up to 8."""
+    cuts = [p for p in parallelisms(model, gpus) if p.pp == 1 and p.tp <= 8]
+    return max(cuts, key=lambda p: p.tp)
+
+
+def model_collectives(
+    model_name: str, gpus: int, phase: str, batch: int, seq: int, par: Parallelism | None = None
+) -> pd.DataFrame:
+    """The collectives one step of ``model_name`` issues: kind, output-buffer size, count."""
+    model = load_model(model_name)
+    settings = load_inference_settings()
+    cut = par or default_cut(model, gpus)
+    rows = [
+        {
+            "source": model_name,
+            "phase": phase,
+            "kind": c.kind,
+            "size": _output_bytes(c.kind, c.size, c.gpus),
+            "count": c.count,
+        }
+        for c in step_calls(model, Step(phase, batch, seq), cut, settings)
+    ]
+    return pd.DataFrame(rows, columns=SIZE_COLUMNS)
+
+
+def _output_bytes(kind: str, size: int, gpus: int) -> int:
+    """A collective's output buffer on one GPU from its full logical size."""
+    return size // gpus if kind == "reducescatter" else size
+
+
+def fig2_table(
+    models: Iterable[str] | None = None,
+    gpus: int | None = None,
+    choices: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Fig. 2 (inference): the collectives of one prefill and one decode step of each model
+    on ``gpus`` GPUs (the study's 64 by default). With ``choices`` (an ``llm_table`` or
+    ``fig15_table``), each model and phase runs at its UA choice on those GPUs; otherwise
+    at ``default_cut`` and the batch and sequence length of ``llm_study.yaml``."""
+    study = load_study()
+    n = gpus or int(study.fig2["gpus"])
+    frames = []
+    for name in models or model_names():
+        for phase in PHASES:
+            shape = study.fig2[phase]
+            batch, seq, cut = int(shape["batch"]), int(shape["seq"]), None
+            if choices is not None:
+                row = choices[
+                    (choices.model == name)
+                    & (choices.phase == phase)
+                    & (choices.gpus == n)
+                    & (choices.configuration == "UA")
+                ]
+                if row.empty:
+                    continue
+                chosen = row.iloc[0]
+                batch, seq = int(chosen.batch), int(chosen.seq)
+                cut = Parallelism(int(chosen.tp), int(chosen.dp), int(chosen.pp))
+            frames.append(model_collectives(name, n, phase, batch, seq, cut))
+    if not frames:
+        return pd.DataFrame(columns=SIZE_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def trace_table(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The collectives of execution traces: one row per collective (count 1)."""
+    rows = []
+    for path in paths:
+        for c in read_trace(path):
+            rows.append(
+                {
+                    "source": Path(path).name,
+                    "phase": "trace",
+                    "kind": c.kind,
+                    "size": c.size,
+                    "count": 1,
+                }
+            )
+    return pd.DataFrame(rows, columns=SIZE_COLUMNS)
+
+
+def size_cdf(
+    table: pd.DataFrame, by: tuple[str, ...] = ("source", "phase", "kind")
+) -> pd.DataFrame:
+    """Cumulative distribution of sizes (weighted by count) per group: one row per distinct
+    size with the fraction of collectives at or below it."""
+    out = []
+    for key, group in table.groupby(list(by), sort=False):
+        sizes = group.groupby("size")["count"].sum().sort_index()
+        fraction = sizes.cumsum() / sizes.sum()
+        for size, frac in fraction.items():
+            out.append(
+                {**dict(zip(by, key, strict=True)), "size": int(size), "fraction": float(frac)}
+            )
+    return pd.DataFrame(out)

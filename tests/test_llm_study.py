@@ -1,0 +1,241 @@
+"""The LLM study's collective timer and search (with a stand-in for the simulator, so the
+properties are checked in milliseconds; the simulator itself is exercised in the slow test)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nunasim.experiments.llm_study import (
+    CollectiveTimer,
+    PhaseGrid,
+    candidates,
+    choose,
+    collective_time,
+    fig2_table,
+    load_study,
+    rates_for,
+    size_cdf,
+)
+from nunasim.io.models import load_inference_settings, load_model
+from nunasim.io.presets import load_preset
+
+GRID = (4096, 65536, 1048576)
+
+
+def fake_simulator(kind, size, gpus, configuration):
+    """Alpha-beta: 2 us start-up, 7.2 TB/s per GPU, NAP+NAR 20% faster (ps)."""
+    scale = 0.8 if configuration == "NAP+NAR" else 1.0
+    return round(scale * (2e6 + 1e12 * size * 2 * (gpus - 1) / gpus / 7.2e12))
+
+
+def _timer(calls=None):
+    def simulate(*point):
+        if calls is not None:
+            calls.append(point)
+        return fake_simulator(*point)
+
+    return CollectiveTimer(load_preset("nextgen-4die"), GRID, simulate=simulate)
+
+
+def test_each_grid_point_is_simulated_once():
+    calls = []
+    timer = _timer(calls)
+    for _ in range(3):
+        timer.time("allreduce", 20000, 8, "UA")
+        timer.time("allreduce", 4096, 8, "UA")
+    assert sorted(calls) == [("allreduce", 4096, 8, "UA"), ("allreduce", 65536, 8, "UA")]
+
+
+@settings(max_examples=50, deadline=None)
+@given(size=st.integers(1, 1 << 26), gpus=st.sampled_from([2, 8, 64]))
+def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
+    timer = _timer()
+    t = timer.time("alltoall", size, gpus, "UA")
+    for point in GRID:
+        assert timer.time("alltoall", point, gpus, "UA") == fake_simulator(
+            "alltoall", point, gpus, "UA"
+        )
+    if size <= GRID[0]:
+        assert t == fake_simulator("alltoall", GRID[0], gpus, "UA")
+    elif size <= GRID[-1]:
+        hi = next(p for p in GRID if p >= size)
+        lo = GRID[GRID.index(hi) - 1]
+        assert (
+            fake_simulator("alltoall", lo, gpus, "UA")
+            <= t
+            <= fake_simulator("alltoall", hi, gpus, "UA")
+        )
+        # log-log interpolation: a straight line between the neighbours in log space
+        w = math.log(size / lo) / math.log(hi / lo)
+        t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
+        assert t == pytest.approx(t_lo ** (1 - w) * t_hi**w, rel=1e-9, abs=1)
+    else:  # the largest's time plus the extra bytes at the fitted or ideal slope
+        slope = timer.slope_ps_per_byte("alltoall", gpus, "UA")
+        top = fake_simulator("alltoall", GRID[-1], gpus, "UA")
+        assert t == round(top + slope * (size - GRID[-1]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    times=st.lists(st.integers(1, 10**8), min_size=3, max_size=3),
+    gpus=st.sampled_from([2, 8, 64]),
+    kind=st.sampled_from(["allreduce", "allgather", "alltoall", "sendrecv"]),
+)
+def test_beyond_the_grid_no_collective_beats_the_injection_bandwidth(times, gpus, kind):
+    table = dict(zip(GRID, times, strict=True))
+    timer = CollectiveTimer(load_preset("nextgen-4die"), GRID, simulate=lambda k, s, g, c: table[s])
+    # 144 ports x 50 GB/s: 7.2 TB/s a GPU; an All-Reduce puts 2(n-1)/n of its size on them
+    share = (gpus - 1) / gpus
+    factor = {"allreduce": 2 * share, "sendrecv": 1.0}.get(kind, share)
+    ideal = factor * 1e12 / 7.2e12
+    slope = timer.slope_ps_per_byte(kind, gpus, "UA")
+    # 64 kiB and 1 MiB are within 16x of the largest, 4 kiB is not
+    fitted = float(np.polyfit(GRID[1:], times[1:], 1)[0])
+    assert slope == pytest.approx(max(fitted, ideal))
+    extra = 10**9
+    assert timer.time(kind, GRID[-1] + extra, gpus, "UA") >= times[-1] + ideal * extra - 1
+
+
+@pytest.mark.parametrize(
+    ("name", "phase"), [("llama-3.1-70b", "decode"), ("mixtral-8x7b", "prefill")]
+)
+def test_the_search_is_no_worse_than_anything_it_enumerated(name, phase):
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8, 64), seq=(1024, 4096), min_tokens_per_s_per_gpu=500)
+    model = load_model(name)
+    for configuration in ("UA", "NAP+NAR"):
+        found = candidates(model, 16, phase, configuration, _timer(), grid, settings_, rates)
+        assert len(found) > 10
+        chosen = choose(found, grid.min_tokens_per_s_per_gpu)
+        meeting = [c for c in found if c.meets(grid.min_tokens_per_s_per_gpu)]
+        assert chosen in meeting
+        assert all(chosen.breakdown.total_ps <= c.breakdown.total_ps for c in meeting)
+
+
+def test_without_a_feasible_point_the_search_takes_the_highest_throughput():
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8), seq=(4096,), min_tokens_per_s_per_gpu=1e12)
+    found = candidates(
+        load_model("llama-2-7b"), 4, "decode", "UA", _timer(), grid, settings_, rates
+    )
+    chosen = choose(found, grid.min_tokens_per_s_per_gpu)
+    assert chosen.tokens_per_s == max(c.tokens_per_s for c in found)
+
+
+def test_faster_collectives_never_slow_the_chosen_step():
+    # NAP+NAR's stand-in times are 20% lower everywhere, so its optimum can only be faster.
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = load_study().phases["decode"]
+    timer = _timer()
+    model = load_model("qwen3-30b-a3b")
+    best = {
+        c: choose(
+            candidates(model, 8, "decode", c, timer, grid, settings_, rates),
+            grid.min_tokens_per_s_per_gpu,
+        )
+        for c in ("UA", "NAP+NAR")
+    }
+    assert best["NAP+NAR"].breakdown.total_ps <= best["UA"].breakdown.total_ps
+
+
+def test_fig2_model_sizes_cdf_ends_at_one():
+    table = fig2_table(["llama-3.1-70b", "qwen3-30b-a3b"], gpus=64)
+    cdf = size_cdf(table)
+    last = cdf.groupby(["source", "phase", "kind"])["fraction"].last()
+    assert all(value == pytest.approx(1.0) for value in last)
+    # Llama 70B on 64 GPUs (TP 8): one All-Reduce of T h b after attention and after the FFN
+    llama = table[(table.source == "llama-3.1-70b") & (table.phase == "decode")]
+    assert set(llama["size"]) == {64 * 8192 * 2}
+    assert llama["count"].sum() == 160
+
+
+def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
+    # Both calls run the same 2-GPU scenario, so they must agree to the picosecond.
+    assert collective_time("sendrecv", 4096, 2, "UA") == collective_time("alltoall", 8192, 2, "UA")
+
+
+def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, capsys):
+    import json
+
+    from nunasim.cli.main import main
+
+    study = load_study()
+    cache = {}
+    for kind in ("allreduce", "allgather", "alltoall", "reducescatter", "sendrecv"):
+        for gpus in (2,):
+            for configuration in study.configurations:
+                for size in study.quick_sizes:
+                    key = f"nextgen-4die|{kind}|{gpus}|{configuration}|{size}"
+                    cache[key] = fake_simulator(kind, size, gpus, configuration)
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps(cache))
+    assert main(["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--cache", str(path)]) == 0
+    out = capsys.readouterr().out
+    for text in ("prefill on 2 GPUs, UA: TTFT", "decode on 2 GPUs, NAP+NAR: TPOT", "compute"):
+        assert text in out
+    assert json.loads(path.read_text()) == cache  # nothing new was simulated
+
+
+def test_llm_command_refuses_an_unknown_model(capsys, tmp_path):
+    from nunasim.cli.main import main
+
+    cache = str(tmp_path / "c.json")
+    assert main(["llm", "llama-9", "--gpus", "2", "--quick", "--cache", cache]) == 2
+    assert "shipped: llama-2-7b" in capsys.readouterr().err
+
+
+def test_fig2_follows_the_chosen_configuration():
+    import pandas as pd
+
+    choices = pd.DataFrame(
+        [
+            {"model": "mixtral-8x7b", "phase": "decode", "gpus": 8, "configuration": "UA"}
+            | {"tp": 2, "dp": 4, "pp": 1, "batch": 16, "seq": 1000},
+            {"model": "mixtral-8x7b", "phase": "decode", "gpus": 8, "configuration": "NAP+NAR"}
+            | {"tp": 1, "dp": 8, "pp": 1, "batch": 1, "seq": 1000},
+        ]
+    )
+    table = fig2_table(["mixtral-8x7b"], gpus=8, choices=choices)
+    assert set(table.phase) == {"decode"}  # no prefill choice given
+    # the UA row: TP 2 x DP 4, 16 tokens per group (see test_llm_inference)
+    sizes = table.groupby("kind")["size"].unique().to_dict()
+    assert sorted(sizes["alltoall"]) == [67584, 131072]
+    assert list(sizes["allreduce"]) == [16 * 4096 * 2]
+    assert table["count"].sum() == 32 * 4
+
+
+def test_a_model_too_large_for_the_pod_is_refused(capsys, tmp_path):
+    from nunasim.cli.main import main
+
+    # 405B bf16 weights (810 GB) cannot fit one GPU's 576 GB: refused before any simulation
+    cache = tmp_path / "c.json"
+    assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick", "--cache", str(cache)]) == 2
+    assert not cache.exists()
+    assert "llama-3.1-405b on 1 GPUs: no configuration" in capsys.readouterr().err
+
+
+def test_the_collective_speedup_compares_one_step_under_both_configurations():
+    from nunasim.experiments.llm_study import fig15_summary, llm_table
+
+    table = llm_table(["mixtral-8x7b"], [8], timer=_timer())
+    ua = table[table.configuration == "UA"].set_index("phase")
+    nap = table[table.configuration == "NAP+NAR"].set_index("phase")
+    assert (ua.reference_communication_ms == ua.communication_ms).all()
+    # The stand-in prices every simulated NAP+NAR point at 0.8 of UA's; beyond the grid
+    # the ideal-bandwidth floor on the slope can only raise NAP+NAR's share of that.
+    moving = ua.communication_ms > 0
+    assert moving.any()
+    ratio = nap.reference_communication_ms[moving] / ua.communication_ms[moving]
+    assert ((ratio > 0.8 - 1e-6) & (ratio < 1)).all()
+    summary = fig15_summary(table).set_index("phase")
+    for phase in ratio.index:
+        expected = 1 / ratio[phase]
+        assert summary.loc[phase, "collective_speedup_geomean"] == pytest.approx(expected)
