@@ -22,6 +22,9 @@ COMMANDS = {
     "headline": "nunasim.cli.headline:headline_command",
     "fig9": "nunasim.cli.fig9:fig9_command",
     "noc": "nunasim.cli.noc:noc_command",
+    "reproduce": "nunasim.cli.reproduce:reproduce_command",
+    "tune": "nunasim.cli.tune:tune_command",
+    "cache": "nunasim.cli.cache:cache_group",
 }
 
 

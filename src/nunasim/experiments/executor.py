@@ -65,12 +65,12 @@ def execute(
     keys = [point_key(point, preset) for point in points] if cache is not None else None
     rows: list[Row | None] = [None] * len(points)
     todo: dict[str, list[int]] = {}  # one run per distinct key
-    for index, point in enumerate(points):
-        stored = cache.get(keys[index]) if cache is not None and keys is not None else None
+    for index in range(len(points)):
+        key = keys[index] if keys is not None else str(index)
+        stored = cache.get(key) if cache is not None else None
         if stored is not None:
             rows[index] = stored
         else:
-            key = keys[index] if keys is not None else str(index)
             todo.setdefault(key, []).append(index)
     if tracker:
         tracker.start(len(points), len(points) - sum(len(v) for v in todo.values()))

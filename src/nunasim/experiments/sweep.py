@@ -5,8 +5,9 @@ A sweep is a plain list of points (``grid_points``) and one function per point
 (``run_point``): each point is an independent task that carries everything it needs but the
 hardware, so the points can run anywhere, in any order; ``sweep`` and ``run_points`` run
 them here one after the other or on Dask (``executor.py``), skipping those a result cache
-holds (``cache.py``). The experiments (``headline``, ``microbench``) and ``nunasim simulate`` are built on
-the same pieces, so one point gives one number wherever it is run from.
+holds (``cache.py``). The experiments (``headline``, ``microbench``, ``figures``) and
+``nunasim simulate`` are built on the same pieces, so one point gives one number wherever
+it is run from.
 """
 
 from __future__ import annotations
