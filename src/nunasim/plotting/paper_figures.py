@@ -3,6 +3,7 @@ with the paper's axes and series, and reads nothing else."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 import numpy as np
@@ -36,18 +37,23 @@ def _grouped_bars(
     ax.set_xticklabels([label(g) for g in groups])
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=min(4, len(names)), frameon=False)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(_wrapped(title), fontsize=10)
     return fig, ax
+
+
+def _wrapped(title: str) -> str:
+    return "\n".join(textwrap.wrap(title, 70))
 
 
 def draw_fig9(table: pd.DataFrame, title: str) -> Figure:
     return draw_speedups(
-        table.rename(columns={"configuration": "config", "speedup": "speedup_vs_ua"}), title
+        table.rename(columns={"configuration": "config", "speedup": "speedup_vs_ua"}),
+        _wrapped(title),
     )
 
 
 def draw_fig10(stores: dict[str, pd.DataFrame], title: str) -> Figure:
-    return draw_latency_histograms(stores, title)
+    return draw_latency_histograms(stores, _wrapped(title))
 
 
 def draw_fig11(table: pd.DataFrame, title: str) -> Figure:
@@ -72,13 +78,16 @@ def draw_fig12(table: pd.DataFrame, title: str) -> Figure:
     ax.set_xlabel("All-Gather size")
     ax.set_ylabel("NAP+NAR speedup over UA")
     ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(_wrapped(title), fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def draw_fig13(table: pd.DataFrame, title: str) -> Figure:
-    labelled = table.assign(parallelism=[f"{int(t):,} threadblocks" for t in table["threadblocks"]])
+    ordered = table.sort_values("granularity", kind="stable")
+    labelled = ordered.assign(
+        parallelism=[f"{int(t):,} threadblocks" for t in ordered["threadblocks"]]
+    )
     fig, ax = _grouped_bars(labelled, "granularity", "parallelism", lambda g: str(g), title)
     ax.set_xlabel("NAR granularity (domains)")
     ax.set_ylabel("speedup over baseline routing")
@@ -98,7 +107,7 @@ def draw_fig14(table: pd.DataFrame, title: str) -> Figure:
     ax.set_ylabel("collective speed\n(relative to no GEMM)")
     ax.legend(fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(_wrapped(title), fontsize=10)
     fig.tight_layout()
     return fig
 
