@@ -22,6 +22,7 @@ GRID = {
 }
 
 
+@pytest.mark.slow  # starting a cluster, and compiling the engine in each worker, takes a while
 def test_a_local_cluster_gives_the_serial_table(tmp_path):
     serial = sweep(GRID)
     cache = ResultCache(tmp_path)
@@ -32,6 +33,7 @@ def test_a_local_cluster_gives_the_serial_table(tmp_path):
     pd.testing.assert_frame_equal(on_dask, sweep(GRID, cache=cache))
 
 
+@pytest.mark.slow  # the connection's timeout
 def test_an_unreachable_scheduler_is_bad_input():
     from nunasim.errors import ConfigError
 

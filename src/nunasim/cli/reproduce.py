@@ -10,11 +10,15 @@ from pathlib import Path
 
 import click
 
-from nunasim.cli.cache import cache_dir_option
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import preset_option
 from nunasim.cli.progress import SweepProgress
-from nunasim.cli.sweep_options import dask_options, run_options
+from nunasim.cli.sweep_options import (
+    cache_options,
+    dask_options,
+    out_folder_option,
+    run_options,
+)
 from nunasim.errors import ConfigError
 from nunasim.experiments.figures import FIGURES
 from nunasim.experiments.figures.common import FigureRun
@@ -69,14 +73,7 @@ def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) 
 @click.command("reproduce")
 @click.argument("figures", nargs=-1)
 @click.option("--quick", is_flag=True, help="Reduced grids that still show each trend (CI).")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reproduction"),
-    show_default=True,
-    help="Folder for each figure's folder of tables and picture.",
-)
+@out_folder_option("reproduction", "Folder for each figure's folder of tables and picture.")
 @click.option(
     "--report",
     "report",
@@ -86,8 +83,7 @@ def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) 
 )
 @preset_option
 @dask_options
-@cache_dir_option
-@click.option("--no-cache", is_flag=True, help="Run every point, store nothing.")
+@cache_options
 def reproduce_command(
     figures: tuple[str, ...],
     quick: bool,

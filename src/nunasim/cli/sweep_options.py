@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from nunasim.cli.cache import cache_dir_option
 from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.executor import Tracker, check_workers
 from nunasim.experiments.run_options import RunOptions
@@ -27,6 +28,26 @@ def dask_options(command: Callable[..., Any]) -> Callable[..., Any]:
         metavar="tcp://HOST:PORT",
         help="Run the points on the Dask cluster of this scheduler.",
     )(command)
+
+
+def cache_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cache-dir`` and ``--no-cache``."""
+    command = click.option("--no-cache", is_flag=True, help="Run every point, store nothing.")(
+        command
+    )
+    return cache_dir_option(command)
+
+
+def out_folder_option(default: str, help: str) -> Callable[..., Any]:
+    """``--out``: the folder a command writes its files into."""
+    return click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path(default),
+        show_default=True,
+        help=help,
+    )
 
 
 def run_options(

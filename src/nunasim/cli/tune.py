@@ -9,12 +9,16 @@ from pathlib import Path
 import click
 import yaml
 
-from nunasim.cli.cache import cache_dir_option
 from nunasim.cli.fig9 import _list
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import preset_option
 from nunasim.cli.progress import SweepProgress
-from nunasim.cli.sweep_options import dask_options, run_options
+from nunasim.cli.sweep_options import (
+    cache_options,
+    dask_options,
+    out_folder_option,
+    run_options,
+)
 from nunasim.errors import ConfigError
 from nunasim.experiments.tune import thresholds, tune
 from nunasim.io.files import check_output_folder, write_atomically
@@ -49,17 +53,9 @@ def _counts(text: str) -> list[int] | None:
     help="Threadblock counts per GPU to try (with every NAR granularity), or auto: the "
     "shared search.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tuning"),
-    show_default=True,
-    help="Folder for tuning.yaml, tuning.json, tuning.csv and tuning.png.",
-)
+@out_folder_option("tuning", "Folder for tuning.yaml, tuning.json, tuning.csv and tuning.png.")
 @dask_options
-@cache_dir_option
-@click.option("--no-cache", is_flag=True, help="Run every point, store nothing.")
+@cache_options
 def tune_command(
     preset_name: str,
     gpus: int,

@@ -112,7 +112,7 @@ def _on_dask(
 
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise ConfigError(f"cannot reach the Dask scheduler: {exc}", source=scheduler) from None
         cluster = None
@@ -121,7 +121,9 @@ def _on_dask(
             n_workers=min(workers, len(todo)),
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # Any free port: the scheduler serves HTTP even without a dashboard, and a fixed
+            # port would clash with another cluster on the machine.
+            dashboard_address=":0",
             silence_logs=logging.ERROR,
         )
         client = Client(cluster)

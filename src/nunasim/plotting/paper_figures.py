@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from nunasim.plotting.latency import draw_latency_histograms
@@ -17,8 +18,13 @@ from nunasim.units import format_size
 
 
 def _grouped_bars(
-    table: pd.DataFrame, group: str, series: str, label: Callable[[object], str], title: str
-) -> tuple[Figure, object]:
+    table: pd.DataFrame,
+    group: str,
+    series: str,
+    label: Callable[[object], str],
+    title: str,
+    axis_labels: tuple[str, str],
+) -> Figure:
     """One group of bars per value of ``group``, one bar per value of ``series``, of the
     table's ``speedup``, with a line at 1."""
     groups = list(dict.fromkeys(table[group]))
@@ -32,17 +38,25 @@ def _grouped_bars(
         heights = [float(values.get((g, name), np.nan)) for g in groups]
         x = np.arange(len(groups)) + (i - (len(names) - 1) / 2) * width
         ax.bar(x, heights, width, label=str(name), color=palette(i % 10), gid="bar")
-    ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(np.arange(len(groups)))
     ax.set_xticklabels([label(g) for g in groups])
-    ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=min(4, len(names)), frameon=False)
-    fig.suptitle(_wrapped(title), fontsize=10)
-    return fig, ax
+    return _finish(fig, ax, title, axis_labels)
 
 
 def _wrapped(title: str) -> str:
     return "\n".join(textwrap.wrap(title, 70))
+
+
+def _finish(fig: Figure, ax: Axes, title: str, axis_labels: tuple[str, str]) -> Figure:
+    """The line at 1 (no change), the axes' labels, a grid and the title."""
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    ax.grid(alpha=0.3)
+    fig.suptitle(_wrapped(title), fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def draw_fig9(table: pd.DataFrame, title: str) -> Figure:
@@ -57,13 +71,14 @@ def draw_fig10(stores: dict[str, pd.DataFrame], title: str) -> Figure:
 
 
 def draw_fig11(table: pd.DataFrame, title: str) -> Figure:
-    fig, ax = _grouped_bars(
-        table, "size_bytes", "configuration", lambda s: format_size(int(s)), title
+    return _grouped_bars(
+        table,
+        "size_bytes",
+        "configuration",
+        lambda s: format_size(int(s)),
+        title,
+        ("All-Gather size", "speedup over UA"),
     )
-    ax.set_xlabel("All-Gather size")
-    ax.set_ylabel("speedup over UA")
-    fig.tight_layout()
-    return fig
 
 
 def draw_fig12(table: pd.DataFrame, title: str) -> Figure:
@@ -71,16 +86,10 @@ def draw_fig12(table: pd.DataFrame, title: str) -> Figure:
     ax = fig.subplots()
     ordered = table.sort_values("size_bytes")
     ax.plot(ordered["size_bytes"], ordered["speedup"], marker="o", label="NAP+NAR", gid="line")
-    ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xticks(ordered["size_bytes"])
     ax.set_xticklabels([format_size(int(s)) for s in ordered["size_bytes"]])
-    ax.set_xlabel("All-Gather size")
-    ax.set_ylabel("NAP+NAR speedup over UA")
-    ax.grid(alpha=0.3)
-    fig.suptitle(_wrapped(title), fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, title, ("All-Gather size", "NAP+NAR speedup over UA"))
 
 
 def draw_fig13(table: pd.DataFrame, title: str) -> Figure:
@@ -88,11 +97,14 @@ def draw_fig13(table: pd.DataFrame, title: str) -> Figure:
     labelled = ordered.assign(
         parallelism=[f"{int(t):,} threadblocks" for t in ordered["threadblocks"]]
     )
-    fig, ax = _grouped_bars(labelled, "granularity", "parallelism", lambda g: str(g), title)
-    ax.set_xlabel("NAR granularity (domains)")
-    ax.set_ylabel("speedup over baseline routing")
-    fig.tight_layout()
-    return fig
+    return _grouped_bars(
+        labelled,
+        "granularity",
+        "parallelism",
+        str,
+        title,
+        ("NAR granularity (domains)", "speedup over baseline routing"),
+    )
 
 
 def draw_fig14(table: pd.DataFrame, title: str) -> Figure:
@@ -102,14 +114,10 @@ def draw_fig14(table: pd.DataFrame, title: str) -> Figure:
     for config, rows in beside.groupby("configuration", sort=False):
         ordered = rows.sort_values("gemm_edge")
         ax.plot(ordered["gemm_edge"], 1 / ordered["slowdown"], marker="o", label=config, gid="line")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xlabel("GEMM tile edge (m = n = k)")
-    ax.set_ylabel("collective speed\n(relative to no GEMM)")
     ax.legend(fontsize=8, frameon=False)
-    ax.grid(alpha=0.3)
-    fig.suptitle(_wrapped(title), fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish(
+        fig, ax, title, ("GEMM tile edge (m = n = k)", "collective speed\n(relative to no GEMM)")
+    )
 
 
 DRAW_TABLE = {
