@@ -1,6 +1,7 @@
 """Sweeps on Dask, and a sweep killed part-way then run again."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -85,3 +86,23 @@ def test_a_killed_sweep_reruns_only_what_it_had_not_finished(tmp_path):
     table = pd.read_csv(tmp_path / "second" / "fig11" / "fig11.csv")
     assert len(table) == 16
     assert not table.duplicated(["size_bytes", "configuration"]).any()
+
+
+def test_progress_in_a_log_is_plain_lines_with_the_counts(capsys):
+    from nunasim.cli.progress import SweepProgress
+
+    progress = SweepProgress("fig", plain_every_s=3600.0)
+    progress.start(5, 2)
+    for _ in range(3):
+        progress.advance("a point")
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    # The first and the last line always; none between within the interval.
+    assert lines == ["fig: 2/5 points (2 cached, 0 run)", "fig: 5/5 points (2 cached, 3 run)"]
+    progress = SweepProgress("fig", plain_every_s=0.0)
+    progress.start(3, 0)
+    progress.advance("a point")
+    assert re.fullmatch(
+        r"fig: 1/3 points \(0 cached, 1 run\), about \d+ s left",
+        capsys.readouterr().err.splitlines()[-1],
+    )
