@@ -34,6 +34,16 @@ def test_a_local_cluster_gives_the_serial_table(tmp_path):
     pd.testing.assert_frame_equal(on_dask, sweep(GRID, cache=cache))
 
 
+@pytest.mark.slow  # starting a cluster
+def test_a_scheduler_address_runs_the_points_on_that_cluster():
+    from dask.distributed import LocalCluster
+
+    grid = {**GRID, "threadblocks": 7}
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster:
+        remote = sweep(grid, scheduler=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(sweep(grid).drop(columns="wall_s"), remote.drop(columns="wall_s"))
+
+
 @pytest.mark.slow  # the connection's timeout
 def test_an_unreachable_scheduler_is_bad_input():
     from nunasim.errors import ConfigError
