@@ -24,6 +24,9 @@ COMMANDS = {
     "noc": "nunasim.cli.noc:noc_command",
     "llm": "nunasim.cli.llm:llm_command",
     "trace": "nunasim.cli.trace:trace",
+    "reproduce": "nunasim.cli.reproduce:reproduce_command",
+    "tune": "nunasim.cli.tune:tune_command",
+    "cache": "nunasim.cli.cache:cache_group",
 }
 
 

@@ -3,14 +3,16 @@ threadblock counts and seeds.
 
 A sweep is a plain list of points (``grid_points``) and one function per point
 (``run_point``): each point is an independent task that carries everything it needs but the
-hardware, so the points can run anywhere, in any order; ``sweep`` runs them one after the
-other. The experiments (``headline``, ``microbench``) and ``nunasim simulate`` are built on
-the same pieces, so one point gives one number wherever it is run from.
+hardware, so the points can run anywhere, in any order; ``sweep`` and ``run_points`` run
+them here one after the other or on Dask (``executor.py``), skipping those a result cache
+holds (``cache.py``). The experiments (``headline``, ``microbench``, ``figures``) and
+``nunasim simulate`` are built on the same pieces, so one point gives one number wherever
+it is run from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
@@ -22,6 +24,8 @@ from nunasim.collectives.builtins import builtin_plan, is_builtin_name
 from nunasim.collectives.plan import Plan
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
+from nunasim.experiments.cache import ResultCache
+from nunasim.experiments.executor import Tracker, execute
 from nunasim.experiments.tbsearch import BestRun, best_threadblocks
 from nunasim.hardware import Preset
 from nunasim.io.plans import load_plan
@@ -161,17 +165,60 @@ def _search(point: Point, preset: Preset, progress: Progress | None) -> BestRun:
     )
 
 
+def _point_row(point: Point, preset: Preset, progress: Progress | None = None) -> dict[str, Any]:
+    """One point's row: the preset's name and ``SimResult.to_row`` (a task for any runner)."""
+    return {"preset": preset.name, **run_point(point, preset, progress).to_row()}
+
+
+def run_points(
+    points: Sequence[Point],
+    preset: Preset | str = "nextgen-4die",
+    progress: Progress | None = None,
+    *,
+    cache: ResultCache | None = None,
+    scheduler: str | None = None,
+    workers: int | None = 1,
+    tracker: Tracker | None = None,
+) -> pd.DataFrame:
+    """Run ``points`` on ``preset``: one row per point, in their order. Points ``cache``
+    holds are not run again, and every point run is stored in it as it finishes. With
+    ``workers`` 1 and no ``scheduler`` the points run here one after the other; otherwise
+    as Dask tasks, on a local cluster of ``workers`` processes (None: one per core) or on
+    the cluster whose scheduler is at ``scheduler`` (``tcp://HOST:PORT``)."""
+    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
+    rows = execute(
+        points,
+        hardware,
+        _point_row,
+        cache=cache,
+        scheduler=scheduler,
+        workers=workers,
+        tracker=tracker,
+        progress=progress,
+    )
+    return pd.DataFrame(rows)
+
+
 def sweep(
     grid: Mapping[str, Any],
     preset: Preset | str = "nextgen-4die",
     progress: Progress | None = None,
+    *,
+    cache: ResultCache | None = None,
+    scheduler: str | None = None,
+    workers: int | None = 1,
+    tracker: Tracker | None = None,
 ) -> pd.DataFrame:
     """Run every point of ``grid`` (see ``grid_points``) on ``preset`` (a Preset, a shipped
     preset's name or a preset file): one row per point (``SimResult.to_row``), in the
-    grid's nesting order, with the preset's name."""
-    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
-    rows = [
-        {"preset": hardware.name, **run_point(point, hardware, progress).to_row()}
-        for point in grid_points(grid)
-    ]
-    return pd.DataFrame(rows)
+    grid's nesting order, with the preset's name. ``cache``, ``scheduler``, ``workers``
+    and ``tracker`` are ``run_points``'s."""
+    return run_points(
+        grid_points(grid),
+        preset,
+        progress,
+        cache=cache,
+        scheduler=scheduler,
+        workers=workers,
+        tracker=tracker,
+    )

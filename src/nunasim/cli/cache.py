@@ -1,0 +1,37 @@
+"""``nunasim cache info|clear``: the result cache sweeps keep their finished points in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from nunasim.experiments.cache import ResultCache
+
+cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The result cache's folder (default: $NUNASIM_CACHE, else ~/.cache/nunasim).",
+)
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """The result cache: finished sweep points, one file each, reused by later sweeps."""
+
+
+@cache_group.command("info")
+@cache_dir_option
+def info_command(cache_dir: Path | None) -> None:
+    """The cache's folder, how many points it holds and their size."""
+    info = ResultCache(cache_dir).info()
+    click.echo(f"folder: {info.folder}\npoints: {info.points}\nbytes:  {info.bytes}")
+
+
+@cache_group.command("clear")
+@cache_dir_option
+def clear_command(cache_dir: Path | None) -> None:
+    """Delete every point the cache holds."""
+    cache = ResultCache(cache_dir)
+    click.echo(f"deleted {cache.clear()} points from {cache.folder}")

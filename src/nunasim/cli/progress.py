@@ -1,0 +1,63 @@
+"""A sweep's progress on stderr: a bar with points done, points cached and the time left on
+a terminal; a plain line now and then when stderr is a file or a pipe (a CI log)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+from tqdm import tqdm
+
+# Seconds between two plain lines: often enough to see a long sweep move, rarely enough
+# not to flood a log.
+PLAIN_EVERY_S = 10.0
+
+
+class SweepProgress:
+    """A ``Tracker`` for ``run_points``, named ``label`` in what it prints."""
+
+    def __init__(self, label: str, plain_every_s: float = PLAIN_EVERY_S) -> None:
+        self.label = label
+        self.plain_every_s = plain_every_s
+        self.bar: tqdm | None = None
+        self.total = self.cached = self.ran = 0
+        self.started = self.last_line = 0.0
+
+    def start(self, total: int, cached: int) -> None:
+        self.total, self.cached, self.ran = total, cached, 0
+        self.started = self.last_line = time.monotonic()
+        if sys.stderr.isatty():
+            self.bar = tqdm(total=total, initial=cached, desc=self.label, unit="point", leave=False)
+            self.bar.set_postfix_str(f"{cached} cached")
+        else:
+            self._line(force=True)
+
+    def advance(self, what: str) -> None:
+        self.ran += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.cached} cached, last: {what}")
+            self.bar.update(1)
+        else:
+            self._line(force=self.ran + self.cached == self.total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def _line(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_line < self.plain_every_s:
+            return
+        self.last_line = now
+        done = self.ran + self.cached
+        left = ""
+        if self.ran and done < self.total:
+            eta = (now - self.started) / self.ran * (self.total - done)
+            left = f", about {eta:.0f} s left"
+        click.echo(
+            f"{self.label}: {done}/{self.total} points ({self.cached} cached, "
+            f"{self.ran} run){left}",
+            err=True,
+        )

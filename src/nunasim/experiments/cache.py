@@ -1,0 +1,141 @@
+"""A result cache for sweeps: one file per finished point, keyed by what decides its result.
+
+A point's key is a SHA-256 of its content: the preset's name and every parameter of its
+pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a plan file's
+bytes), and every other field of the point (size, configuration and granularity, seed,
+layout, background GEMM, and any field a later version adds), with the package version.
+Changing any of them misses the cache; nothing is ever looked up by a name alone.
+
+Each entry is written whole or not at all (a temporary file moved into place), so a sweep
+killed at any moment leaves only finished points behind, and a rerun finds them. Rows are
+stored as JSON of plain Python values, which round-trips every int, float (``repr`` is
+exact), string, bool and None, so a table read from the cache equals the one first built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nunasim import __version__
+from nunasim.collectives.builtins import is_builtin_name
+from nunasim.errors import ConfigError
+from nunasim.io.files import check_output_folder, write_atomically
+
+if TYPE_CHECKING:
+    from nunasim.hardware import Preset
+
+CACHE_ENV = "NUNASIM_CACHE"
+ENTRY_SUFFIX = ".json"
+# Bumped when an entry's layout changes, so old entries are misses rather than misreads.
+ENTRY_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$NUNASIM_CACHE``, else ``$XDG_CACHE_HOME/nunasim``, else ``~/.cache/nunasim``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "nunasim"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as a plain Python scalar (a numpy scalar's ``item``), as JSON stores it."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def plain_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {str(key): plain(value) for key, value in row.items()}
+
+
+def point_key(point: Any, preset: Preset) -> str:
+    """The hex digest naming ``point`` run on ``preset``."""
+    content: dict[str, str] = {
+        "format": str(ENTRY_FORMAT),
+        "nunasim": __version__,
+        "preset": preset.name,
+        "pod": repr(preset.pod),
+    }
+    for field in fields(point):
+        content[field.name] = repr(getattr(point, field.name))
+    if not is_builtin_name(point.plan):
+        content["plan_bytes"] = _file_digest(Path(point.plan))
+    text = json.dumps(content, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", source=str(path)) from None
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    folder: Path
+    points: int
+    bytes: int
+
+
+class ResultCache:
+    """Finished points' rows in ``folder`` (created when the first is stored)."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else default_cache_dir()
+
+    def check(self) -> None:
+        """Refuse, before any run, a folder the cache could not write into."""
+        check_output_folder(self.folder)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}{ENTRY_SUFFIX}"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored row of ``key``, or None; an unreadable entry is a miss (rewritten
+        when the point runs again)."""
+        try:
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != ENTRY_FORMAT:
+            return None
+        row = entry.get("row")
+        return row if isinstance(row, dict) else None
+
+    def put(self, key: str, row: dict[str, Any], what: str = "") -> None:
+        """Store ``row`` under ``key``, whole or not at all."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        entry = {"format": ENTRY_FORMAT, "point": what, "row": plain_row(row)}
+        text = json.dumps(entry, indent=1)
+        write_atomically(self._path(key), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    def entries(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(
+            path
+            for path in self.folder.iterdir()
+            if path.suffix == ENTRY_SUFFIX and not path.name.startswith(".")
+        )
+
+    def info(self) -> CacheInfo:
+        entries = self.entries()
+        return CacheInfo(self.folder, len(entries), sum(path.stat().st_size for path in entries))
+
+    def clear(self) -> int:
+        """Delete every entry (and any temporary file a killed write left); the number of
+        entries deleted."""
+        entries = self.entries()
+        for path in entries:
+            path.unlink(missing_ok=True)
+        if self.folder.is_dir():
+            for path in self.folder.glob(f".*{ENTRY_SUFFIX}"):
+                path.unlink(missing_ok=True)
+        return len(entries)

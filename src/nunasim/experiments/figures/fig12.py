@@ -1,0 +1,69 @@
+"""Fig. 12, sensitivity to collective size (section 6.4): NAP+NAR's speedup over UA for an
+8-GPU All-Gather as the size grows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nunasim.experiments.figures.common import (
+    FigureRun,
+    best_per_case,
+    comparison,
+    ratio_text,
+    with_speedup,
+)
+from nunasim.experiments.run_options import RunOptions
+from nunasim.hardware import Preset
+from nunasim.units import format_size
+
+NAME = "fig12"
+SIZES = ["100kB", "1MB", "10MB"]  # 64 MB and up: the flow-level engine's sizes
+QUICK_SIZES = ["100kB", "1MB", "4MB"]
+# The quick grid searches a few counts (1, 4 and 32 threadblocks per peer).
+QUICK_THREADBLOCKS = [7, 28, 224]
+
+
+def grid(quick: bool) -> dict:
+    return {
+        "collective": "allgather",
+        "gpus": 8,
+        "size": QUICK_SIZES if quick else SIZES,
+        "configuration": ["UA", "NAP+NAR"],
+        "threadblocks": QUICK_THREADBLOCKS if quick else "auto",
+    }
+
+
+def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
+    runs = options.sweep(NAME, grid(quick), preset)
+    best = best_per_case(runs, ["size_bytes", "configuration"])
+    table = with_speedup(best, ["size_bytes"], {"configuration": "UA"})
+    table = table[table["configuration"] == "NAP+NAR"][
+        ["size_bytes", "configuration", "threadblocks", "granularity", "completion_ps", "speedup"]
+    ].reset_index(drop=True)
+    return FigureRun(
+        NAME,
+        "NAP+NAR speedup over UA against collective size, 8-GPU All-Gather",
+        quick,
+        table,
+        comparison(NAME, claims(table)),
+    )
+
+
+def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
+    speedup = table.set_index("size_bytes")["speedup"].sort_index()
+    listed = ", ".join(f"{format_size(int(s))} {ratio_text(v)}" for s, v in speedup.items())
+    small = speedup[speedup.index <= 10**6]
+    large = speedup[speedup.index >= 64 * 10**6]
+    ours: dict[str, tuple[str, bool | None]] = {
+        "shrinks": (listed, bool((speedup.diff().dropna() < 0).all()) and len(speedup) > 1),
+        "small-speedup": (
+            ", ".join(ratio_text(v) for v in small),
+            bool(((small >= 1.5) & (small <= 1.9)).all()) if len(small) else None,
+        ),
+    }
+    if len(large):
+        ours["large-speedup"] = (
+            ratio_text(float(large.iloc[0])),
+            abs(float(large.iloc[0]) - 1.1) <= 0.05,
+        )
+    return ours

@@ -1,0 +1,100 @@
+"""Fig. 9, microbenchmarks (section 6.1): the speedup over UA of every configuration for
+All-Gather, All-Reduce and All-to-All, 100 kB to 1 GB, on 2 to 64 GPUs, each at its best
+threadblock count.
+
+The full grid is the paper's; its large sizes and pods need the flow-level engine (the
+packet engine refuses runs beyond its limit), so only ``--quick`` (a corner: 8 GPUs,
+All-Gather, 100 kB and 1 MB, four configurations, a few threadblock counts) runs here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nunasim.experiments.figures.common import (
+    FigureRun,
+    best_per_case,
+    comparison,
+    ratio_text,
+    with_speedup,
+)
+from nunasim.experiments.run_options import RunOptions
+from nunasim.hardware import Preset
+from nunasim.policies.place import CONFIGURATIONS
+from nunasim.units import format_size
+
+NAME = "fig9"
+CASE = ["collective", "size_bytes", "gpus"]
+COLLECTIVES = ["allgather", "allreduce", "alltoall"]
+SIZES = ["100kB", "1MB", "10MB", "100MB", "1GB"]
+GPUS = [2, 4, 8, 16, 32, 64]
+QUICK_CONFIGS = ["UA", "UA+NAR", "NUMA+NAR", "NAP+NAR"]
+QUICK_THREADBLOCKS = [7, 56]
+
+
+def grid(quick: bool) -> dict:
+    if quick:
+        return {
+            "collective": "allgather",
+            "size": ["100kB", "1MB"],
+            "gpus": 8,
+            "configuration": QUICK_CONFIGS,
+            "threadblocks": QUICK_THREADBLOCKS,
+        }
+    return {
+        "collective": COLLECTIVES,
+        "size": SIZES,
+        "gpus": GPUS,
+        "configuration": list(CONFIGURATIONS),
+        "threadblocks": "auto",
+    }
+
+
+def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
+    runs = options.sweep(NAME, grid(quick), preset)
+    best = best_per_case(runs, [*CASE, "configuration"])
+    table = with_speedup(best, CASE, {"configuration": "UA"})[
+        [*CASE, "configuration", "threadblocks", "granularity", "completion_ps", "speedup"]
+    ]
+    return FigureRun(
+        NAME,
+        "Speedup over UA, each configuration at its best threadblock count",
+        quick,
+        table,
+        comparison(NAME, claims(table)),
+    )
+
+
+def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
+    cases = list(dict.fromkeys(zip(*(table[c] for c in CASE), strict=True)))
+    speedup = table.set_index([*CASE, "configuration"])["speedup"]
+
+    def name(case: tuple) -> str:
+        return f"{case[0]} {format_size(int(case[1]))} {case[2]} GPUs"
+
+    def check(holds: list[tuple[tuple, bool]], shown: str) -> tuple[str, bool | None]:
+        if not holds:
+            return "not in this grid", None
+        misses = [name(case) for case, ok in holds if not ok]
+        return (shown if not misses else "not at " + ", ".join(misses)), not misses
+
+    have = set(table["configuration"])
+    small = [c for c in cases if c[1] <= 10**6]
+    ours: dict[str, tuple[str, bool | None]] = {}
+    if "UA+NAR" in have:
+        values = [(c, float(speedup[(*c, "UA+NAR")])) for c in small]
+        ours["nar-alone-helps"] = check(
+            [(c, v > 1) for c, v in values],
+            "UA+NAR " + ", ".join(ratio_text(v) for _, v in values),
+        )
+    if {"UA+NAR", "NUMA+NAR"} <= have:
+        pairs = [(c, speedup[(*c, "NUMA+NAR")], speedup[(*c, "UA+NAR")]) for c in cases]
+        ours["numa-nar-over-ua-nar"] = check(
+            [(c, a > b) for c, a, b in pairs],
+            ", ".join(f"{ratio_text(a)} vs {ratio_text(b)}" for _, a, b in pairs),
+        )
+    fastest = [(c, speedup[c].idxmax()) for c in cases]
+    ours["nap-nar-fastest"] = check(
+        [(c, best == "NAP+NAR") for c, best in fastest], "in every case"
+    )
+    return ours

@@ -1,0 +1,38 @@
+"""Where and how an experiment's points run: the result cache, the Dask cluster, and what
+reports progress; one object the figures, ``tune`` and the command line pass around."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from nunasim.experiments.cache import ResultCache
+from nunasim.experiments.executor import Tracker
+from nunasim.experiments.sweep import Point, grid_points, run_points
+from nunasim.hardware import Preset
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where and how a figure's points run (``run_points``)."""
+
+    cache: ResultCache | None = None
+    scheduler: str | None = None
+    workers: int | None = 1
+    tracker: Callable[[str], Tracker] | None = None  # a figure's name -> its tracker
+
+    def run(self, label: str, points: Sequence[Point], preset: Preset) -> pd.DataFrame:
+        return run_points(
+            points,
+            preset,
+            cache=self.cache,
+            scheduler=self.scheduler,
+            workers=self.workers,
+            tracker=self.tracker(label) if self.tracker else None,
+        )
+
+    def sweep(self, label: str, grid: Mapping[str, Any], preset: Preset) -> pd.DataFrame:
+        return self.run(label, grid_points(grid), preset)

@@ -1,0 +1,170 @@
+"""The result cache: keys that change with everything that decides a point, rows that come
+back exactly, entries written whole, and ``nunasim cache info|clear``."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cli_run import run
+from nunasim.experiments.cache import ResultCache, point_key
+from nunasim.experiments.executor import same_as_stored
+from nunasim.experiments.sweep import Point, grid_points, sweep
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Configuration
+from nunasim.workload import GemmTile
+
+FIXTURES = Path(__file__).parent / "fixtures" / "plans"
+PRESET = load_preset("nextgen-4die")
+BASE = Point("allgather", 100_000, Configuration.parse("NAP+NAR"), gpus=8, threadblocks=7)
+TILE = GemmTile(64, 64, 64, "bf16", 2.0)
+GRID = {
+    "plan": "allgather",
+    "gpus": 4,
+    "size": "100kB",
+    "configuration": ["UA", "NAP+NAR"],
+    "threadblocks": 3,
+}
+
+
+class Counter:
+    """A tracker that remembers what the sweep reported."""
+
+    def __init__(self) -> None:
+        self.total = self.cached = self.ran = 0
+
+    def start(self, total: int, cached: int) -> None:
+        self.total, self.cached = total, cached
+
+    def advance(self, what: str) -> None:
+        self.ran += 1
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_key_changes_with_every_field_and_only_then():
+    variants = [
+        replace(BASE, size=200_000),
+        replace(BASE, configuration=Configuration.parse("UA+NAR")),
+        replace(BASE, configuration=Configuration("NAP", True, 4)),
+        replace(BASE, gpus=4),
+        replace(BASE, threadblocks=14),
+        replace(BASE, threadblocks="auto"),
+        replace(BASE, seed=1),
+        replace(BASE, layout="packed"),
+        replace(BASE, gemm_tiles=10, gemm_tile=TILE),
+        replace(BASE, gemm_tiles=10, gemm_tile=replace(TILE, k=128)),
+        replace(BASE, plan="allgather:ring"),
+    ]
+    keys = {point_key(p, PRESET) for p in variants}
+    assert len(keys) == len(variants)
+    assert point_key(BASE, PRESET) not in keys
+    assert point_key(replace(BASE), load_preset("nextgen-4die")) == point_key(BASE, PRESET)
+    assert point_key(BASE, load_preset("nextgen-2die")) != point_key(BASE, PRESET)
+
+
+def test_the_key_follows_a_plan_files_bytes(tmp_path):
+    fixture = sorted(FIXTURES.rglob("*.xml"))[0]
+    plan = tmp_path / "plan.xml"
+    plan.write_bytes(fixture.read_bytes())
+    point = grid_points({"plan": plan, "size": "1MB", "configuration": "UA"})[0]
+    before = point_key(point, PRESET)
+    plan.write_bytes(fixture.read_bytes() + b"\n")
+    assert point_key(point, PRESET) != before
+
+
+def test_a_cached_sweep_gives_the_fresh_table_and_runs_nothing(tmp_path):
+    cache = ResultCache(tmp_path / "cache")
+    plain = sweep(GRID)
+    first, again = Counter(), Counter()
+    fresh = sweep(GRID, cache=cache, tracker=first)
+    cached = sweep(GRID, cache=cache, tracker=again)
+    assert (first.cached, first.ran) == (0, 2)
+    assert (again.total, again.cached, again.ran) == (2, 2, 0)
+    pd.testing.assert_frame_equal(fresh, cached)  # every value, every dtype, wall_s too
+    pd.testing.assert_frame_equal(plain.drop(columns="wall_s"), fresh.drop(columns="wall_s"))
+    assert cache.info().points == 2
+
+
+def test_a_grid_that_repeats_a_point_runs_it_once(tmp_path):
+    counter = Counter()
+    table = sweep(
+        {**GRID, "configuration": ["UA", "UA"]}, cache=ResultCache(tmp_path), tracker=counter
+    )
+    assert counter.ran == 1 and len(table) == 2
+    assert table.iloc[0].equals(table.iloc[1])
+
+
+def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path):
+    cache = ResultCache(tmp_path)
+    sweep(GRID, cache=cache)
+    damaged = cache.entries()[0]
+    damaged.write_text('{"format": 1, "row": ')  # as a killed writer without os.replace would
+    counter = Counter()
+    sweep(GRID, cache=cache, tracker=counter)
+    assert (counter.cached, counter.ran) == (1, 1)
+    assert cache.get(damaged.stem) is not None
+
+
+def test_info_and_clear_count_entries_not_leftovers(tmp_path, capsys):
+    cache = ResultCache(tmp_path)
+    sweep(GRID, cache=cache)
+    (tmp_path / ".abc.json.tmp123.json").write_text("half")  # a killed write's leftover
+    info = cache.info()
+    assert info.points == 2
+    assert info.bytes == sum(p.stat().st_size for p in cache.entries())
+    code, out, _ = run(capsys, "cache", "info", "--cache-dir", tmp_path)
+    assert code == 0 and "points: 2" in out and str(tmp_path) in out
+    code, out, _ = run(capsys, "cache", "clear", "--cache-dir", tmp_path)
+    assert code == 0 and "deleted 2 points" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUNASIM_CACHE", str(tmp_path / "here"))
+    assert ResultCache().folder == tmp_path / "here"
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=8),
+        st.one_of(
+            st.integers(-(2**62), 2**62),
+            st.floats(allow_nan=False),
+            st.text(max_size=8),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=6,
+    )
+)
+def test_rows_round_trip_exactly(row):
+    assert same_as_stored(row) == row
+    assert [type(v) for v in same_as_stored(row).values()] == [type(v) for v in row.values()]
+
+
+def test_an_unwritable_cache_folder_is_refused_before_any_run(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = run(
+        capsys,
+        "reproduce",
+        "fig12",
+        "--quick",
+        "--cache-dir",
+        blocker / "cache",
+        "--out",
+        tmp_path / "o",
+    )
+    assert code == 2 and "is a file, not a folder" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_workers_must_be_positive(tmp_path, capsys, workers):
+    code, _, err = run(capsys, "reproduce", "fig12", "--workers", workers, "--out", tmp_path)
+    assert code == 2 and "workers must be at least 1" in err

@@ -1,0 +1,202 @@
+"""``nunasim reproduce``: the figures' reductions and claims, the report, and (slow) every
+figure's quick grid showing the paper's trend where our model reproduces it."""
+
+import pandas as pd
+import pytest
+
+from cli_run import run
+from nunasim.experiments.figures import FIGURES, fig11, fig12, fig13, fig14
+from nunasim.experiments.figures.common import FigureRun, best_per_case, comparison, with_speedup
+from nunasim.experiments.report import TEMPLATE, render_report
+
+
+def test_best_per_case_is_the_fastest_run_and_the_first_of_equals():
+    runs = pd.DataFrame(
+        {
+            "size_bytes": [1, 1, 1, 2, 2],
+            "configuration": ["UA"] * 5,
+            "threadblocks": [7, 14, 28, 7, 14],
+            "completion_ps": [30, 10, 10, 5, 9],
+        }
+    )
+    best = best_per_case(runs, ["size_bytes", "configuration"])
+    assert best["threadblocks"].tolist() == [14, 7]
+    assert best["completion_ps"].tolist() == [10, 5]
+
+
+def test_speedup_is_the_baselines_time_over_the_rows():
+    table = pd.DataFrame(
+        {
+            "size_bytes": [1, 1, 2, 2],
+            "configuration": ["UA", "NAP+NAR", "NAP+NAR", "UA"],
+            "completion_ps": [300, 200, 500, 1000],
+        }
+    )
+    speedup = with_speedup(table, ["size_bytes"], {"configuration": "UA"})["speedup"]
+    assert speedup.tolist() == [1.0, 1.5, 2.0, 1.0]
+
+
+def _fig11_table(nap_nar: float, nap: float) -> pd.DataFrame:
+    speedups = {"UA": 1.0, "UA+NAR": 1.1, "NUMA": 0.98, "NUMA+NAR": 1.15}
+    speedups.update({"NAP": nap, "NAP+NAR": nap_nar, "NAP*": 0.97, "NAP*+NAR": 1.0})
+    return pd.DataFrame(
+        [{"size_bytes": 10**5, "configuration": c, "speedup": s} for c, s in speedups.items()]
+    )
+
+
+def test_fig11_claims_follow_the_speedups():
+    holds = fig11.claims(_fig11_table(nap_nar=1.4, nap=0.96))
+    assert all(ok for _, ok in holds.values())
+    fails = fig11.claims(_fig11_table(nap_nar=1.12, nap=1.05))
+    assert not fails["nap-nar-fastest"][1]
+    assert not fails["nap-alone-not-beneficial"][1]
+    assert not fails["nar-helps-nap-most"][1]  # 1.12/1.05 < NUMA's 1.15/0.98
+    assert "placements-alone-slow-at-10mb" not in holds  # no 10 MB in the grid
+
+
+@pytest.mark.parametrize(
+    ("speedups", "shrinks"),
+    [([1.4, 1.3, 1.1], True), ([1.2, 1.3, 1.1], False), ([1.4, 1.4, 1.1], False)],
+)
+def test_fig12_shrinks_only_when_every_step_is_smaller(speedups, shrinks):
+    table = pd.DataFrame({"size_bytes": [10**5, 10**6, 10**7], "speedup": speedups})
+    assert fig12.claims(table)["shrinks"][1] is shrinks
+
+
+def test_fig13_claims_read_each_parallelism():
+    rows = [(7, g, s) for g, s in [(2, 1.1), (6, 1.2), (12, 1.05)]]
+    rows += [(1008, g, s) for g, s in [(2, 1.0), (8, 1.1), (12, 1.2)]]
+    table = pd.DataFrame(rows, columns=["threadblocks", "granularity", "speedup"])
+    ours = fig13.claims(table)
+    assert ours["few-tbs-fine-slower"][1] and ours["many-tbs-finest-best"][1]
+    table.loc[table["granularity"] == 12, "speedup"] = 1.3
+    ours = fig13.claims(table)
+    assert not ours["few-tbs-fine-slower"][1] and ours["many-tbs-finest-best"][1]
+
+
+def test_fig14_degrades_at_the_first_edge_past_the_threshold():
+    table = pd.DataFrame(
+        {
+            "configuration": ["UA"] * 4 + ["NAP+NAR"] * 4,
+            "gemm_edge": [0, 64, 128, 256] * 2,
+            "slowdown": [1.0, 1.02, 1.2, 2.0, 1.0, 1.0, 1.05, 1.8],
+        }
+    )
+    assert fig14.degrades_at(table, "UA") == 128
+    assert fig14.degrades_at(table, "NAP+NAR") == 256
+    ours = fig14.claims(table)
+    assert ours["nap-nar-later"] == ("UA: edge 128, NAP+NAR: edge 256 (2.00x)", True)
+
+
+def test_a_claim_the_grid_does_not_measure_says_so():
+    table = comparison("fig12", {})
+    assert set(table["ours"]) == {"not in this grid"}
+    assert table["holds"].isna().all()
+    assert len(table) == 3  # every claim paper.yaml lists for the figure
+
+
+def test_the_report_keeps_the_template_and_fills_what_ran(tmp_path):
+    from importlib import resources
+
+    from nunasim.cli.reproduce import write_figure
+
+    table = pd.DataFrame({"size_bytes": [10**5, 10**6], "completion_ps": [3_000_000, 4_000_000]})
+    table["configuration"], table["speedup"] = "NAP+NAR", [1.4, 1.2]
+    outcome = FigureRun("fig12", "title", True, table, comparison("fig12", fig12.claims(table)))
+    write_figure(outcome, tmp_path / "fig12", "nextgen-4die", 1.0)
+    template = resources.files("nunasim.experiments").joinpath(TEMPLATE).read_text()
+    report = render_report(tmp_path, template)
+    assert "{{" not in report
+    for line in template.splitlines():
+        if not line.startswith("{{"):
+            assert line in report
+    assert (
+        "| the speedup diminishes as the size grows | yes | 100kB 1.400x, 1MB 1.200x | yes |"
+        in (report)
+    )
+    assert "| 100kB | 3,000 | NAP+NAR | 1.400 |" in report
+    assert "Not reproduced yet: run `nunasim reproduce fig13" in report
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["reproduce", "fig8"], "unknown figure 'fig8'"),
+        (["reproduce"], "name the figures to reproduce"),
+        (["reproduce", "all", "--report", "out.txt"], "a report is written as .md"),
+    ],
+)
+def test_bad_requests_are_refused_before_any_run(tmp_path, capsys, argv, message):
+    code, _, err = run(capsys, *argv, "--out", tmp_path / "out", "--cache-dir", tmp_path / "c")
+    assert code == 2 and message in err
+    assert not (tmp_path / "out").exists()
+
+
+# Every figure's quick grid, run once: the CI job's `nunasim reproduce all --quick`.
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reproduce")
+    from nunasim.cli import main
+
+    argv = ["reproduce", "all", "--quick", "--workers", "1", "--out", str(folder / "out")]
+    argv += ["--cache-dir", str(folder / "cache"), "--report", str(folder / "report.md")]
+    assert main(argv) == 0
+    return folder
+
+
+def _holds(quick, figure: str) -> dict[str, bool]:
+    claims = pd.read_csv(quick / "out" / figure / "paper.csv")
+    claims = claims.merge(
+        pd.DataFrame([c for c in _claims(figure)]), left_on="claim", right_on="claim"
+    )
+    return dict(zip(claims["id"], claims["holds"], strict=True))
+
+
+def _claims(figure: str) -> list[dict[str, str]]:
+    from nunasim.experiments.figures.common import paper_claims
+
+    return paper_claims(figure)
+
+
+@pytest.mark.slow
+def test_quick_writes_every_figure_and_the_report(quick):
+    for name in FIGURES:
+        for file in (f"{name}.parquet", f"{name}.csv", f"{name}.png", "paper.csv", "run.json"):
+            assert (quick / "out" / name / file).stat().st_size > 0
+    report = (quick / "report.md").read_text()
+    assert "Not reproduced yet" not in report and "{{" not in report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("figure", "reproduced"),
+    [
+        ("fig9", ["nar-alone-helps", "nap-nar-fastest"]),
+        ("fig10", ["ua-mean", "max-lower"]),
+        (
+            "fig11",
+            [
+                "nar-helps-every-placement",
+                "nar-helps-nap-most",
+                "nap-alone-not-beneficial",
+                "nap-nar-fastest",
+            ],
+        ),
+        ("fig12", ["shrinks"]),
+        ("fig13", ["few-tbs-fine-slower"]),
+        ("fig14", ["gemm-degrades", "nap-nar-later"]),
+    ],
+)
+def test_quick_grids_show_the_papers_trends(quick, figure, reproduced):
+    holds = _holds(quick, figure)
+    assert all(holds[claim] for claim in reproduced), holds
+
+
+@pytest.mark.slow
+def test_fig13_quick_nar_beats_baseline_routing_at_both_parallelisms(quick):
+    # Where 12 domains are not the best at 1,008 threadblocks (docs/reproduction.md), NAR at
+    # its best granularity still beats baseline routing.
+    table = pd.read_parquet(quick / "out" / "fig13" / "fig13.parquet")
+    assert (table.groupby("threadblocks")["speedup"].max() > 1).all()
