@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
+from nunasim.engine.admission import admit
 from nunasim.engine.analytic import lower_bound_ps
-from nunasim.engine.lower import admit, lower
+from nunasim.engine.lower import lower
 from nunasim.engine.packet.core import TIME_LIMIT_PS
 from nunasim.engine.packet.engine import simulate
 from nunasim.engine.result import RunInfo, SimResult, build_result

@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
-from nunasim.cli.options import preset_option
+from nunasim.cli.options import memory_option, preset_option
 from nunasim.experiments.headline import run_headline
 from nunasim.io.files import check_output_folder
 from nunasim.io.presets import load_preset
@@ -19,6 +19,7 @@ from nunasim.units import format_size, parse_size
 
 
 @click.command("headline")
+@memory_option
 @preset_option
 @click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
 @click.option(

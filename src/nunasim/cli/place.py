@@ -13,6 +13,7 @@ from nunasim.cli.options import (
     file_option,
     json_option,
     layout_option,
+    memory_option,
     parse_granularity,
     preset_option,
     seed_option,
@@ -26,6 +27,7 @@ from nunasim.units import format_size
 
 
 @click.command("place")
+@memory_option
 @click.argument("plan_name", metavar="PLAN")
 @click.option("--size", default="1MB", show_default=True, help="Collective size.")
 @preset_option

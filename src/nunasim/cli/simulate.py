@@ -15,6 +15,7 @@ from nunasim.cli.options import (
     file_option,
     json_option,
     layout_option,
+    memory_option,
     parse_granularity,
     parse_threadblocks,
     preset_option,
@@ -46,6 +47,7 @@ def _refuse_what_the_plan_fixes() -> None:
 
 
 @click.command("simulate")
+@memory_option
 @preset_option
 @click.option(
     "--collective", type=click.Choice(COLLECTIVES), default="allgather", show_default=True

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from nunasim.errors import ConfigError
 
+# The largest input file read: the largest MSCCL++ plans are a few megabytes.
+MAX_INPUT_BYTES = 64 << 20
+
 
 def check_output(path: str | Path, suffixes: tuple[str, ...], what: str) -> Path:
     """Refuse, before any work is done, an output path nunasim could not write at the end:
@@ -83,8 +86,26 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a UTF-8 file, or a ConfigError that names it and says why not."""
+    """The text of a UTF-8 file, or a ConfigError that names it and says why not: no such
+    file, a folder, a file larger than any input nunasim reads, not UTF-8 text."""
+    source = Path(path)
+    if source.is_dir():
+        raise ConfigError("is a folder, not a file", source=str(path))
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=str(path)) from None
+        with source.open("rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError(
+            f"is larger than {MAX_INPUT_BYTES >> 20} MiB, more than any preset or plan needs",
+            source=str(path),
+        )
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark is allowed
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}): "
+            "save it as UTF-8",
+            source=str(path),
+        ) from None

@@ -139,6 +139,8 @@ def load_preset(name_or_path: str | Path) -> Preset:
         resource = resources.files(_PRESET_PACKAGE).joinpath(_PRESET_DIR, f"{name}.yaml")
         return parse_preset(resource.read_text(encoding="utf-8"), f"builtin:{name}")
     path = Path(name)
+    if path.is_dir():
+        raise ConfigError("is a folder, not a preset file", source=name)
     if not path.is_file():
         known = ", ".join(builtin_names())
         raise ConfigError(
