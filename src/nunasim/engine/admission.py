@@ -25,12 +25,13 @@ from nunasim.errors import ConfigError
 from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.units import parse_size
 
-# Peak resident memory per message of a run, placement and lowering included, fitted on
-# runs of 0.2 to 60 million messages (docs/limits.md): rounded up, so the estimate errs on
-# the side of refusing.
-BYTES_PER_MESSAGE = 600
-# Memory a run needs whatever its size (the engine's fixed tables, compiled code's data).
-BYTES_PER_RUN = 64 << 20
+# Growth of peak resident memory per message of a run, placement, lowering, engine and
+# result tables included, measured on runs of 0.05 to 3.8 million messages (1.0 to 1.24 kB
+# per message, docs/limits.md) and rounded up, so that the estimate errs on the side of
+# refusing.
+BYTES_PER_MESSAGE = 1_250
+# Growth a run needs whatever its size (fixed tables, the compiled engine's first load).
+BYTES_PER_RUN = 128 << 20
 # Of the memory available, the share a run may take by default: the rest is left to the
 # machine's other work (a sweep often shares a machine).
 AVAILABLE_SHARE = 0.5
