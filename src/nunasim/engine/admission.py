@@ -82,13 +82,17 @@ def admit(plan: Plan, chunk_bytes: int, line_bytes: int, budget: Budget | None =
     budget = budget or memory_budget()
     affordable = max(budget.nbytes - BYTES_PER_RUN, 0) // BYTES_PER_MESSAGE
     fits = plan.chunks_per_size * chunk_bytes * affordable // max(messages, 1)
-    smaller = f"a collective size of at most about {_amount(fits)}" if fits else "more memory"
-    refuse_beyond(messages, budget, smaller)
+    advice = (
+        f"use a collective size of at most about {_amount(fits)}, or fewer GPUs"
+        if fits
+        else f"give a budget of at least {_amount(packet_bytes(messages))}"
+    )
+    refuse_beyond(messages, budget, advice)
     return messages
 
 
 def refuse_beyond(
-    messages: int, budget: Budget, smaller: str = "a smaller collective size"
+    messages: int, budget: Budget, advice: str = "use a smaller collective size, or fewer GPUs"
 ) -> None:
     """Refuse a run of ``messages`` messages whose memory estimate exceeds ``budget``."""
     need = packet_bytes(messages)
@@ -96,8 +100,7 @@ def refuse_beyond(
         raise ConfigError(
             f"this run would simulate {messages:,} messages (one per line for every source "
             f"and destination) in about {_amount(need)} of arrays, more than the packet "
-            f"engine's limit of {_amount(budget.nbytes)} ({budget.origin}): use {smaller}, "
-            "or fewer GPUs"
+            f"engine's limit of {_amount(budget.nbytes)} ({budget.origin}): {advice}"
         )
 
 
