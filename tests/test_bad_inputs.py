@@ -95,6 +95,12 @@ OPTION_CASES = [
     ("resources unwritable", ["simulate", "--resources", "/proc/r.csv"], "cannot write"),
     ("placement as text", ["place", "allgather", "-o", "p.txt"], "written as .json"),
     ("granularity UA cannot use", ["simulate", "--config", "UA", "--nar", "8"], "does not apply"),
+    ("GEMM tile without a GEMM", ["simulate", "--gemm-tile", "g.yaml"], "drop --gemm-tile"),
+    (
+        "grouping UA does not use",
+        ["place", "allgather:gpus=8", "--config", "UA", "--group-by", "all"],
+        "drop --group-by",
+    ),
     (
         "plan file with --tbs",
         [

@@ -114,3 +114,14 @@ def parse_memory(text: str) -> int:
     if nbytes <= 0:
         raise ConfigError(f"--max-memory must be positive; got {text!r}")
     return nbytes
+
+
+def given(*names: str) -> list[str]:
+    """The options among ``names`` (parameter names) given on the command line, as
+    ``--option``: an option left at its default is not given."""
+    context = click.get_current_context()
+    return [
+        "--" + name.replace("_", "-")
+        for name in names
+        if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    ]

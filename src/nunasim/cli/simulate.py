@@ -13,6 +13,7 @@ from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
     config_option,
     file_option,
+    given,
     json_option,
     layout_option,
     memory_option,
@@ -34,15 +35,10 @@ from nunasim.units import format_size, parse_size
 def _refuse_what_the_plan_fixes() -> None:
     """A plan file fixes the collective, the algorithm, the GPUs and the threadblocks: an
     option that would change them is a conflict, not something to ignore."""
-    context = click.get_current_context()
-    given = [
-        f"--{name}"
-        for name in ("collective", "algorithm", "gpus", "tbs")
-        if context.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
-    ]
-    if given:
+    fixed = given("collective", "algorithm", "gpus", "tbs")
+    if fixed:
         raise ConfigError(
-            f"--plan fixes the collective, algorithm, GPUs and threadblocks; drop {given[0]}"
+            f"--plan fixes the collective, algorithm, GPUs and threadblocks; drop {fixed[0]}"
         )
 
 
@@ -134,6 +130,11 @@ def simulate_command(
     and where the time went."""
     if plan_file:
         _refuse_what_the_plan_fixes()
+    if gemm_tile_file and not gemm_tiles:
+        raise ConfigError(
+            "--gemm-tile shapes the tiles of a background GEMM, and there is none: give "
+            "--gemm-tiles too, or drop --gemm-tile"
+        )
     for picture in (hist, heatmap):
         check_figure_path(picture)
     for table in (stores_path, resources_path):
