@@ -103,6 +103,7 @@ COMMANDS = {
         ["--json"],
     ),
     "headline": (False, ["--preset", "--plan", "--size", "--out"], []),
+    "floorplan": (True, ["-o", "--nar"], []),
     "fig9": (False, ["--preset", "--collectives", "--sizes", "--gpus", "--configs", "-o"], []),
 }
 BUDGETED = {"place", "simulate", "headline", "fig9"}

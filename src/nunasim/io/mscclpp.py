@@ -171,9 +171,9 @@ def parse_mscclpp(text: str, source: str) -> Plan:
     return _Importer(root, source).run()
 
 
-# Longer integers are no count or id a plan could hold (and Python refuses to convert
-# integers of thousands of digits).
-MAX_JSON_DIGITS = 18
+# Longer integers are no count, id or sentinel a plan could hold (MSCCL++ writes 2**64 - 1,
+# 20 digits, for "none"), and Python refuses to convert integers of thousands of digits.
+MAX_JSON_DIGITS = 20
 
 
 def _load_json(content: str, source: str) -> Any:
