@@ -26,10 +26,10 @@ from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.units import parse_size
 
 # Growth of peak resident memory per message of a run, placement, lowering, engine and
-# result tables included, measured on runs of 0.05 to 3.8 million messages (1.0 to 1.24 kB
-# per message, docs/limits.md) and rounded up, so that the estimate errs on the side of
-# refusing.
-BYTES_PER_MESSAGE = 1_250
+# result tables included: 1.1 to 1.3 kB per message on runs of 0.05 to 3.8 million messages
+# (benchmarks/admission_memory.py, docs/limits.md), rounded up so that the estimate errs on
+# the side of refusing.
+BYTES_PER_MESSAGE = 1_300
 # Growth a run needs whatever its size (fixed tables, the compiled engine's first load).
 BYTES_PER_RUN = 128 << 20
 # Of the memory available, the share a run may take by default: the rest is left to the
