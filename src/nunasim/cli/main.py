@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         return _fail(
             session,
-            "error: out of memory (the run's memory estimate was too low for it: give a "
-            "smaller --max-memory, a smaller size or fewer GPUs)",
+            "error: out of memory: use a smaller size or fewer GPUs, or a smaller "
+            "--max-memory so that runs this large are refused before they start",
             EXIT_INTERNAL,
         )
     except Exception as exc:
