@@ -18,6 +18,7 @@ from nunasim.engine.admission import (
 )
 from nunasim.engine.lower import lower
 from nunasim.errors import ConfigError
+from nunasim.experiments.tbsearch import candidate_counts
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from strategies import BUILTIN_ALGORITHMS
@@ -92,3 +93,17 @@ def test_available_memory_is_no_more_than_the_machine_has():
         fields = dict(line.split(":", 1) for line in lines)
     total = int(fields["MemTotal"].split()[0]) * 1024
     assert 0 < available_memory() <= total
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(BUILTIN_ALGORITHMS), st.integers(2, 5), st.integers(1, 10**8))
+def test_no_threadblock_count_of_the_search_makes_fewer_messages(algorithm, gpus, size):
+    # ``simulate --tbs auto`` admits the plan at its own count before searching.
+    base = builtin_plan(f"{algorithm}:gpus={gpus}")
+    fewest = packet_messages(base, base.chunk_bytes(size), LINE)
+    for count in [c for c in candidate_counts(gpus) if c <= 32]:  # the larger are slow to build
+        try:
+            plan = builtin_plan(f"{algorithm}:gpus={gpus}", tbs=count)
+        except ConfigError:
+            continue
+        assert packet_messages(plan, plan.chunk_bytes(size), LINE) >= fewest

@@ -23,6 +23,7 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
+from nunasim.engine.admission import admit
 from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
@@ -153,6 +154,12 @@ def simulate_command(
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
     )
+    if point.threadblocks == "auto":
+        # The search's runs split the work over more threadblocks, never fewer lines, than
+        # the plan at its own count: if that does not fit, none does, and the search that
+        # would build every candidate first is not worth starting.
+        base = point.base_plan()
+        admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
     scenario = point_scenario(point, preset)
     plan, pod, nbytes = scenario.plan, scenario.pod, scenario.size
     # A progress bar over the phases, on a terminal only (the engine itself runs compiled).
