@@ -122,13 +122,13 @@ OPTION_CASES = [
     ("fig9 beyond the budget", ["fig9", "--max-memory", "1MB", "-o", "f.csv"], "budget"),
     ("size of 1e30 bytes", ["simulate", "--size", "1e30", "--tbs", "7"], "more than the packet"),
     ("64 GPUs at 1 GB", ["simulate", "--gpus", "64", "--size", "1GB"], "at most about"),
-    ("100,000 GPUs", ["simulate", "--gpus", "100000", "--tbs", "1"], "more than 1,024 GPUs"),
+    ("100,000 GPUs", ["simulate", "--gpus", "100000", "--tbs", "1"], "more than 256 GPUs"),
     ("100,000 threadblocks", ["simulate", "--tbs", "100000"], "threadblocks"),
-    ("plan of 100,000 GPUs", ["plan", "show", "allgather:gpus=100000"], "more than 1,024"),
+    ("plan of 100,000 GPUs", ["plan", "show", "allgather:gpus=100000"], "more than 256"),
     (
         "direct plan of 100,000 GPUs",
         ["plan", "show", "allgather:direct:gpus=100000"],
-        "more than 1,024",
+        "more than 256",
     ),
     ("plan of a folder", ["simulate", "--plan", "."], ".: is a folder, not a plan file"),
     ("preset of a folder", ["simulate", "--preset", "."], ".: is a folder, not a preset file"),
@@ -196,6 +196,13 @@ def _non_finite_json(folder: Path) -> Path:
     return path
 
 
+def _huge_buffer(folder: Path) -> Path:
+    text = (CORPUS / "wrong-result.xml").read_text()
+    path = folder / "huge-buffer.xml"
+    path.write_text(text.replace('o_chunks="2"', 'o_chunks="100000000000"'))
+    return path
+
+
 def _large_file(folder: Path) -> Path:
     path = folder / "large.xml"
     with path.open("wb") as handle:
@@ -220,6 +227,7 @@ PLAN_FILE_CASES = [
     ("huge JSON number", _huge_number_json, "a number of 100,001 digits"),
     ("non-finite JSON number", _non_finite_json, "is not finite"),
     ("file of 65 MiB", _large_file, "is larger than 64 MiB"),
+    ("buffer of 1e11 chunks", _huge_buffer, "gpu 0: attribute o_chunks=100,000,000,000 is more"),
     ("chunk offset out of range", _corpus("chunk-offset-out-of-range.xml"), "reaches past"),
     ("dependency cycle", _corpus("dependency-cycle.xml"), "deadlock"),
     ("wrong result", _corpus("wrong-result.xml"), "must hold"),
@@ -288,7 +296,7 @@ PRESET_LIMIT_CASES = [
         ("outstanding_requests: 700", "outstanding_requests: 10000000000"),
         "socket.compute.outstanding_requests: must be at most",
     ),
-    ("pod of 100,000", ("sockets: 8", "sockets: 100000"), "pod.sockets: must be at most 1,024"),
+    ("pod of 100,000", ("sockets: 8", "sockets: 100000"), "pod.sockets: must be at most 256"),
     ("latin-1 file", None, "is not UTF-8 text"),
 ]
 

@@ -171,6 +171,9 @@ def parse_mscclpp(text: str, source: str) -> Plan:
     return _Importer(root, source).run()
 
 
+# A buffer of more chunks is no plan's (every chunk's pages are placed, so the count is
+# memory), far beyond the hundreds real plans use.
+MAX_BUFFER_CHUNKS = 1 << 20
 # Longer integers are no count, id or sentinel a plan could hold (MSCCL++ writes 2**64 - 1,
 # 20 digits, for "none"), and Python refuses to convert integers of thousands of digits.
 MAX_JSON_DIGITS = 20
@@ -409,9 +412,9 @@ class _Importer:
                     f"gpus[{g}] has id {rank}; the list must hold the ranks in order", "id"
                 )
             row = (
-                _non_negative(node, "input_chunks"),
-                _non_negative(node, "output_chunks"),
-                _non_negative(node, "scratch_chunks"),
+                _chunk_count(node, "input_chunks"),
+                _chunk_count(node, "output_chunks"),
+                _chunk_count(node, "scratch_chunks"),
             )
             for i, key in enumerate(("input_chunks", "output_chunks")):
                 if rows and row[i] != rows[0][i]:
@@ -557,6 +560,13 @@ def _non_negative(node: Node, key: str) -> int:
     value = node.get(key, integer)
     if value < 0:
         raise node.error(f"must not be negative; got {value}", key)
+    return value
+
+
+def _chunk_count(node: Node, key: str) -> int:
+    value = _non_negative(node, key)
+    if value > MAX_BUFFER_CHUNKS:
+        raise node.error(f"{value:,} chunks, more than the {MAX_BUFFER_CHUNKS:,} of any plan", key)
     return value
 
 
