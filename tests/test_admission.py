@@ -1,6 +1,8 @@
 """Admission: the message count is exact, the budget comes from the right place, and a run
 is refused exactly when its memory estimate exceeds the budget."""
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from nunasim.engine.admission import (
     Budget,
     admit,
     available_memory,
+    buffer_pages,
     limit_memory,
     memory_budget,
     packet_bytes,
@@ -19,6 +22,7 @@ from nunasim.engine.admission import (
 from nunasim.engine.lower import lower
 from nunasim.errors import ConfigError
 from nunasim.experiments.tbsearch import candidate_counts
+from nunasim.io.msccl import parse_msccl_xml
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from strategies import BUILTIN_ALGORITHMS
@@ -107,3 +111,15 @@ def test_no_threadblock_count_of_the_search_makes_fewer_messages(algorithm, gpus
         except ConfigError:
             continue
         assert packet_messages(plan, plan.chunk_bytes(size), LINE) >= fewest
+
+
+def test_buffers_larger_than_the_budget_holds_are_refused_before_placement():
+    wrong = (Path(__file__).parent / "bad_inputs" / "wrong-result.xml").read_text()
+    small = parse_msccl_xml(wrong, "small.xml")
+    large = parse_msccl_xml(wrong.replace('o_chunks="2"', 'o_chunks="1000000"'), "large.xml")
+    page, budget = POD.socket.page_bytes, Budget(10**9, "a test")
+    chunk = large.chunk_bytes(10**8)
+    assert buffer_pages(large, chunk, page) == 2 * 10**6 * -(-chunk // page)
+    assert admit(small, chunk, LINE, budget, page) == admit(large, chunk, LINE, budget)
+    with pytest.raises(ConfigError, match="buffers would hold 24,416,000,000 pages"):
+        admit(large, chunk, LINE, budget, page)

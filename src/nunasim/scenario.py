@@ -177,7 +177,10 @@ class Scenario:
             raise ConfigError(
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
             )
-        admit(self.plan, self.plan.chunk_bytes(self.size), self.pod.socket.line_bytes)
+        socket = self.pod.socket
+        admit(
+            self.plan, self.plan.chunk_bytes(self.size), socket.line_bytes, None, socket.page_bytes
+        )
         return place(
             self.plan,
             self.size,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Buffer, Plan
 from nunasim.errors import ConfigError
 from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.units import parse_size
@@ -30,6 +30,8 @@ from nunasim.units import parse_size
 # (benchmarks/admission_memory.py, docs/limits.md), rounded up so that the estimate errs on
 # the side of refusing.
 BYTES_PER_MESSAGE = 1_300
+# Placement's tables per page of every buffer (its region, its stack, its domain).
+BYTES_PER_PAGE = 32
 # Growth a run needs whatever its size (fixed tables, the compiled engine's first load).
 BYTES_PER_RUN = 128 << 20
 # Of the memory available, the share a run may take by default: the rest is left to the
@@ -75,11 +77,21 @@ def packet_bytes(messages: int) -> int:
     return BYTES_PER_RUN + messages * BYTES_PER_MESSAGE
 
 
-def admit(plan: Plan, chunk_bytes: int, line_bytes: int, budget: Budget | None = None) -> int:
+def admit(
+    plan: Plan,
+    chunk_bytes: int,
+    line_bytes: int,
+    budget: Budget | None = None,
+    page_bytes: int | None = None,
+) -> int:
     """The messages of ``plan`` at ``chunk_bytes``; a run whose memory estimate exceeds the
-    budget is refused with the estimate, the budget and the size that would fit."""
+    budget is refused with the estimate, the budget and the size that would fit. With
+    ``page_bytes``, so is a plan whose buffers have more pages to place than the budget
+    holds (an imported plan may declare buffers far larger than what it moves)."""
     messages = packet_messages(plan, chunk_bytes, line_bytes)
     budget = budget or memory_budget()
+    if page_bytes is not None:
+        _refuse_pages(buffer_pages(plan, chunk_bytes, page_bytes), budget)
     affordable = max(budget.nbytes - BYTES_PER_RUN, 0) // BYTES_PER_MESSAGE
     fits = plan.chunks_per_size * chunk_bytes * affordable // max(messages, 1)
     advice = (
@@ -89,6 +101,22 @@ def admit(plan: Plan, chunk_bytes: int, line_bytes: int, budget: Budget | None =
     )
     refuse_beyond(messages, budget, advice)
     return messages
+
+
+def buffer_pages(plan: Plan, chunk_bytes: int, page_bytes: int) -> int:
+    """Pages placement gives the plan's buffers at most (every chunk on its own pages)."""
+    chunks = sum(gpu.buffer_chunks(buffer) for gpu in plan.gpus for buffer in Buffer)
+    return chunks * -(-chunk_bytes // page_bytes)
+
+
+def _refuse_pages(pages: int, budget: Budget) -> None:
+    if pages * BYTES_PER_PAGE > budget.nbytes:
+        raise ConfigError(
+            f"this plan's buffers would hold {pages:,} pages, about "
+            f"{_amount(pages * BYTES_PER_PAGE)} of page tables, more than the limit of "
+            f"{_amount(budget.nbytes)} ({budget.origin}): use a smaller collective size, or "
+            "a plan whose buffers have fewer chunks"
+        )
 
 
 def refuse_beyond(
