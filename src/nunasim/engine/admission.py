@@ -90,8 +90,6 @@ def admit(
     holds (an imported plan may declare buffers far larger than what it moves)."""
     messages = packet_messages(plan, chunk_bytes, line_bytes)
     budget = budget or memory_budget()
-    if page_bytes is not None:
-        _refuse_pages(buffer_pages(plan, chunk_bytes, page_bytes), budget)
     affordable = max(budget.nbytes - BYTES_PER_RUN, 0) // BYTES_PER_MESSAGE
     fits = plan.chunks_per_size * chunk_bytes * affordable // max(messages, 1)
     advice = (
@@ -100,6 +98,8 @@ def admit(
         else f"give a budget of at least {_amount(packet_bytes(messages))}"
     )
     refuse_beyond(messages, budget, advice)
+    if page_bytes is not None:
+        _refuse_pages(buffer_pages(plan, chunk_bytes, page_bytes), budget)
     return messages
 
 
