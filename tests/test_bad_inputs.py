@@ -5,6 +5,7 @@ output file behind."""
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,12 @@ OPTION_CASES = [
     ("resources unwritable", ["simulate", "--resources", "/proc/r.csv"], "cannot write"),
     ("placement as text", ["place", "allgather", "-o", "p.txt"], "written as .json"),
     ("granularity UA cannot use", ["simulate", "--config", "UA", "--nar", "8"], "does not apply"),
+    ("GEMM tile without a GEMM", ["simulate", "--gemm-tile", "g.yaml"], "drop --gemm-tile"),
+    (
+        "grouping UA does not use",
+        ["place", "allgather:gpus=8", "--config", "UA", "--group-by", "all"],
+        "drop --group-by",
+    ),
     (
         "plan file with --tbs",
         [
@@ -106,11 +113,26 @@ OPTION_CASES = [
         "drop --tbs",
     ),
     ("size of a terabyte", ["simulate", "--size", "1TB", "--tbs", "7"], "GB of arrays"),
+    ("budget of nothing", ["simulate", "--max-memory", "0"], "--max-memory must be positive"),
+    ("budget in no unit", ["simulate", "--max-memory", "8 apples"], "--max-memory: '8 apples'"),
+    ("run beyond the budget", ["simulate", "--max-memory", "300MB", "--size", "32MB"], "about 2"),
+    ("budget below any run", ["simulate", "--max-memory", "1MB"], "give a budget of at least"),
+    ("placement beyond the budget", ["place", "allgather:gpus=8", "--max-memory", "1MB"], "budget"),
+    ("headline beyond the budget", ["headline", "--max-memory", "1MB", "--out", "new"], "budget"),
+    ("fig9 beyond the budget", ["fig9", "--max-memory", "1MB", "-o", "f.csv"], "budget"),
     ("size of 1e30 bytes", ["simulate", "--size", "1e30", "--tbs", "7"], "more than the packet"),
     ("64 GPUs at 1 GB", ["simulate", "--gpus", "64", "--size", "1GB"], "at most about"),
-    ("100,000 GPUs", ["simulate", "--gpus", "100000", "--tbs", "1"], "more than 1,024 GPUs"),
+    ("100,000 GPUs", ["simulate", "--gpus", "100000", "--tbs", "1"], "more than 256 GPUs"),
     ("100,000 threadblocks", ["simulate", "--tbs", "100000"], "threadblocks"),
-    ("plan of 100,000 GPUs", ["plan", "show", "allgather:gpus=100000"], "more than 1,024"),
+    ("plan of 100,000 GPUs", ["plan", "show", "allgather:gpus=100000"], "more than 256"),
+    (
+        "direct plan of 100,000 GPUs",
+        ["plan", "show", "allgather:direct:gpus=100000"],
+        "more than 256",
+    ),
+    ("plan of a folder", ["simulate", "--plan", "."], ".: is a folder, not a plan file"),
+    ("preset of a folder", ["simulate", "--preset", "."], ".: is a folder, not a preset file"),
+    ("plan of no file", ["place", "no-such.xml"], "no-such.xml: neither a built-in plan"),
     ("headline size 0", ["headline", "--size", "0", "--out", "new"], "must be positive"),
     ("headline unwritable", ["headline", "--out", "/proc/out"], "cannot write"),
 ]
@@ -144,3 +166,155 @@ def test_a_run_beyond_the_engines_time_range_is_refused_before_it_runs(tmp_path)
     done = nunasim("simulate", "--preset", preset, "--tbs", "7", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "of simulated time, more than the packet engine's" in done.stderr
+
+
+def test_the_budget_comes_from_the_environment_when_not_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUNASIM_MAX_MEMORY", "1MB")
+    done = nunasim("simulate", "--tbs", "7", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "($NUNASIM_MAX_MEMORY)" in done.stderr
+    monkeypatch.setenv("NUNASIM_MAX_MEMORY", "lots")
+    done = nunasim("simulate", "--tbs", "7", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("nunasim: error: $NUNASIM_MAX_MEMORY")
+
+
+def _deep_json(folder: Path) -> Path:
+    path = folder / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    return path
+
+
+def _huge_number_json(folder: Path) -> Path:
+    path = folder / "huge-number.json"
+    path.write_text('{"name": "x", "gpus": [{"id": 1' + "0" * 100_000 + "}]}")
+    return path
+
+
+def _non_finite_json(folder: Path) -> Path:
+    path = folder / "non-finite.json"
+    path.write_text('{"name": "x", "gpus": [{"id": 1e999}]}')
+    return path
+
+
+def _huge_buffer(folder: Path) -> Path:
+    text = (CORPUS / "wrong-result.xml").read_text()
+    path = folder / "huge-buffer.xml"
+    path.write_text(text.replace('o_chunks="2"', 'o_chunks="100000000000"'))
+    return path
+
+
+def _large_file(folder: Path) -> Path:
+    path = folder / "large.xml"
+    with path.open("wb") as handle:
+        handle.truncate(65 << 20)  # sparse: no disk used
+    return path
+
+
+def _corpus(name: str) -> Callable[[Path], Path]:
+    return lambda tmp: CORPUS / name
+
+
+# (case, how to get the plan file, what the message must say after the file's name)
+PLAN_FILE_CASES = [
+    ("billion laughs", _corpus("billion-laughs.xml"), "refused unsafe XML"),
+    ("external entity", _corpus("external-entity.xml"), "refused unsafe XML"),
+    ("truncated XML", _corpus("truncated.xml"), "not well-formed XML"),
+    ("binary file", _corpus("binary.xml"), "is not UTF-8 text"),
+    ("UTF-16 file", _corpus("utf16.xml"), "is not UTF-8 text"),
+    ("truncated JSON", _corpus("truncated.json"), "not valid JSON"),
+    ("empty JSON", _corpus("empty.json"), "not valid JSON"),
+    ("deeply nested JSON", _deep_json, "nested too deeply"),
+    ("huge JSON number", _huge_number_json, "a number of 100,001 digits"),
+    ("non-finite JSON number", _non_finite_json, "is not finite"),
+    ("file of 65 MiB", _large_file, "is larger than 64 MiB"),
+    ("buffer of 1e11 chunks", _huge_buffer, "gpu 0: attribute o_chunks=100,000,000,000 is more"),
+    ("chunk offset out of range", _corpus("chunk-offset-out-of-range.xml"), "reaches past"),
+    ("dependency cycle", _corpus("dependency-cycle.xml"), "deadlock"),
+    ("wrong result", _corpus("wrong-result.xml"), "must hold"),
+]
+
+# Each command that reads a plan, with an output it must not create.
+PLAN_COMMANDS = {
+    "simulate": lambda plan: ["simulate", "--plan", plan, "--stores", "stores.csv"],
+    "place": lambda plan: ["place", plan, "-o", "placement.json"],
+    "check": lambda plan: ["plan", "check", plan],
+}
+
+
+# A file that does not parse fails alike in every command (one loader): ``simulate`` runs
+# them all, the other commands only in the slow suite. A plan that parses but is wrong goes
+# through each command's own path to the checker, so each command runs it.
+MALFORMED = {"chunk offset out of range", "dependency cycle", "wrong result"}
+_SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    ("make", "words", "command"),
+    [
+        pytest.param(
+            *case[1:],
+            command,
+            id=f"{case[0]}-{command}",
+            marks=() if command == "simulate" or case[0] in MALFORMED else _SLOW,
+        )
+        for case in PLAN_FILE_CASES
+        for command in PLAN_COMMANDS
+    ],
+)
+def test_hostile_and_malformed_plans_are_refused(tmp_path, make, words, command):
+    plan = make(tmp_path)
+    before = {p.name: p.stat().st_size for p in tmp_path.iterdir()}
+    done = nunasim(*PLAN_COMMANDS[command](plan), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    message = done.stderr.strip()
+    assert message.startswith(f"nunasim: error: {plan}: "), message[:300]
+    assert words in message
+    assert len(message) < 3000
+    assert {p.name: p.stat().st_size for p in tmp_path.iterdir()} == before
+
+
+# (case, what to change in the shipped preset, the element and what the message says)
+PRESET_LIMIT_CASES = [
+    (
+        "10000 x 10000 mesh",
+        ("mesh: {width: 24, height: 6}", "mesh: {width: 10000, height: 10000}"),
+        "socket.mesh: 100,000,000 routers, more than",
+    ),
+    (
+        "huge port count",
+        ("{router: [0, 0], count: 12}", "{router: [0, 0], count: 100000000}"),
+        "socket.ports[0].count: 100,000,000 I/O ports",
+    ),
+    (
+        "huge CU count",
+        ("cus_per_router: 4", "cus_per_router: 1000000"),
+        "socket.compute.cus_per_router: 144,000,000 CUs",
+    ),
+    (
+        "huge request window",
+        ("outstanding_requests: 700", "outstanding_requests: 10000000000"),
+        "socket.compute.outstanding_requests: must be at most",
+    ),
+    ("pod of 100,000", ("sockets: 8", "sockets: 100000"), "pod.sockets: must be at most 256"),
+    ("latin-1 file", None, "is not UTF-8 text"),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [c[1:] for c in PRESET_LIMIT_CASES],
+    ids=[c[0] for c in PRESET_LIMIT_CASES],
+)
+def test_presets_beyond_the_limits_are_refused_with_their_element(tmp_path, change, words):
+    if change is None:
+        preset = CORPUS / "latin1.yaml"
+    else:
+        preset = _shipped_preset_with(tmp_path, "absurd.yaml", *change)
+    before = set(tmp_path.iterdir())
+    done = nunasim("simulate", "--preset", preset, "--hist", "h.png", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"nunasim: error: {preset}: "), done.stderr[:300]
+    assert words in done.stderr
+    assert set(tmp_path.iterdir()) == before

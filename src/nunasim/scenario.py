@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
+from nunasim.engine.admission import admit
 from nunasim.engine.analytic import lower_bound_ps
-from nunasim.engine.lower import admit, lower
+from nunasim.engine.lower import lower
 from nunasim.engine.packet.core import TIME_LIMIT_PS
 from nunasim.engine.packet.engine import simulate
 from nunasim.engine.result import RunInfo, SimResult, build_result
@@ -176,7 +177,10 @@ class Scenario:
             raise ConfigError(
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
             )
-        admit(self.plan, self.plan.chunk_bytes(self.size), self.pod.socket.line_bytes)
+        socket = self.pod.socket
+        admit(
+            self.plan, self.plan.chunk_bytes(self.size), socket.line_bytes, None, socket.page_bytes
+        )
         return place(
             self.plan,
             self.size,

@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
-from nunasim.cli.options import file_option, preset_option
+from nunasim.cli.options import file_option, memory_option, preset_option
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
@@ -28,6 +28,7 @@ def _list(option: str, text: str) -> list[str]:
 
 
 @click.command("fig9")
+@memory_option
 @preset_option
 @click.option("--collectives", default="allgather,allreduce,alltoall", show_default=True)
 @click.option("--sizes", default="100kB,1MB", show_default=True, help="Comma-separated sizes.")

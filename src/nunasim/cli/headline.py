@@ -9,9 +9,9 @@ import click
 from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
-from nunasim.cli.options import preset_option
+from nunasim.cli.options import memory_option, preset_option
 from nunasim.experiments.headline import run_headline
-from nunasim.io.files import check_output_folder
+from nunasim.io.files import check_output_folder, output_folder
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.plotting.latency import draw_latency_histograms
@@ -19,6 +19,7 @@ from nunasim.units import format_size, parse_size
 
 
 @click.command("headline")
+@memory_option
 @preset_option
 @click.option("--plan", "plan_name", default="allgather:direct:gpus=8", show_default=True)
 @click.option(
@@ -49,13 +50,13 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
 
     outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     bar.close()
-    out_dir.mkdir(parents=True, exist_ok=True)  # only once the runs succeeded
     figure = draw_latency_histograms(
         {config: result.stores for config, result in outcome.results.items()},
         f"One-way remote store latency, {plan_name} at {format_size(nbytes)} ({preset.name})",
     )
-    save_figure(figure, out_dir / "fig10.png")
-    write_table(outcome.table, out_dir / "headline.csv")
+    with output_folder(out_dir) as folder:  # made only once the runs succeeded
+        save_figure(figure, folder / "fig10.png")
+        write_table(outcome.table, folder / "headline.csv")
     rows = outcome.table.set_index("config")
     lines = [f"{plan_name} at {format_size(nbytes)} on {preset.name}"]
     for config, row in rows.iterrows():

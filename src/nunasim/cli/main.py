@@ -4,7 +4,13 @@ imported only when it runs, so that a command pays only for the libraries it use
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -12,6 +18,8 @@ from nunasim import __version__
 from nunasim.errors import NunasimError
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 COMMANDS = {
     "preset": "nunasim.cli.preset:preset",
@@ -41,27 +49,89 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attribute)
 
 
+Handler = Callable[[int, Any], None] | int | None  # as signal.signal takes and returns
+
+
+class Terminated(BaseException):
+    """A termination signal (SIGTERM), raised where the program is, so that it ends as
+    Ctrl-C does: temporary files removed, no output half-written."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class Session:
+    """What the group's options set for the command's run."""
+
+    debug: bool = False
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nunasim")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of any error.")
+@click.pass_obj
+def cli(session: Session, debug: bool) -> None:
     """Simulate collectives on pods of multi-die GPUs and measure non-uniform network
     access (NUNA), with NUNA-aware routing (NAR) and placement (NAP)."""
+    session.debug = debug
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; bad input ends with a one-line message and exit status 2."""
+    """Run the command. Bad input ends with a one-line message and exit status 2, an
+    interruption (Ctrl-C, SIGTERM) with 128 + the signal's number, anything unexpected
+    with a one-line message and exit status 1; ``--debug`` adds the traceback."""
+    session = Session()
+    previous = _on_termination(_raise_terminated)
     try:
-        cli.main(args=argv, prog_name="nunasim", standalone_mode=False)
+        cli.main(args=argv, prog_name="nunasim", standalone_mode=False, obj=session)
     except NunasimError as exc:
-        click.echo(f"nunasim: error: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return _fail(session, f"error: {exc}", EXIT_BAD_INPUT)
     except click.exceptions.Abort:
-        click.echo("nunasim: aborted", err=True)
-        return 130
+        return _fail(session, "aborted", EXIT_INTERRUPTED)
+    except Terminated as exc:
+        return _fail(session, "terminated", 128 + exc.signum)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except MemoryError:
+        return _fail(
+            session,
+            "error: out of memory: use a smaller size or fewer GPUs, or a smaller "
+            "--max-memory so that runs this large are refused before they start",
+            EXIT_INTERNAL,
+        )
+    except Exception as exc:
+        return _fail(
+            session,
+            f"internal error: {type(exc).__name__}: {str(exc)[:300]} (rerun with "
+            "--debug for the traceback)",
+            EXIT_INTERNAL,
+        )
+    finally:
+        _on_termination(previous)
     return 0
+
+
+def _fail(session: Session, message: str, status: int) -> int:
+    if session.debug:
+        traceback.print_exc()
+    click.echo(f"nunasim: {message}", err=True)
+    return status
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _on_termination(handler: Handler) -> Handler:
+    """Install ``handler`` for SIGTERM (from the main thread only); the one it replaces."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler) if handler is not None else None
 
 
 if __name__ == "__main__":

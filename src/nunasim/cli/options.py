@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from nunasim.engine.admission import MEMORY_ENV, limit_memory
 from nunasim.errors import ConfigError
 from nunasim.mapping.buffer_layout import LAYOUTS
 from nunasim.policies.place import CONFIGURATIONS
+from nunasim.units import parse_size
 
 preset_option = click.option(
     "--preset",
@@ -80,3 +83,45 @@ def parse_threadblocks(text: str) -> int | str:
     if count < 1:
         raise ConfigError(f"--tbs must be at least 1; got {count}")
     return count
+
+
+def memory_option(command: Callable) -> Callable:
+    """``--max-memory SIZE``: the memory budget the command's runs are admitted against."""
+
+    @click.option(
+        "--max-memory",
+        metavar="SIZE",
+        default=None,
+        help=f"Refuse a run whose memory estimate exceeds SIZE (e.g. 8GB; default: "
+        f"${MEMORY_ENV}, else half of the available memory).",
+    )
+    @functools.wraps(command)
+    def budgeted(*args: Any, max_memory: str | None, **kwargs: Any) -> Any:
+        if max_memory is None:
+            return command(*args, **kwargs)
+        with limit_memory(parse_memory(max_memory)):
+            return command(*args, **kwargs)
+
+    return budgeted
+
+
+def parse_memory(text: str) -> int:
+    """``--max-memory``: a positive size."""
+    try:
+        nbytes = parse_size(text)
+    except ConfigError as exc:
+        raise ConfigError(f"--max-memory: {exc.reason}") from None
+    if nbytes <= 0:
+        raise ConfigError(f"--max-memory must be positive; got {text!r}")
+    return nbytes
+
+
+def given(*names: str) -> list[str]:
+    """The options among ``names`` (parameter names) given on the command line, as
+    ``--option``: an option left at its default is not given."""
+    context = click.get_current_context()
+    return [
+        "--" + name.replace("_", "-")
+        for name in names
+        if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    ]

@@ -11,21 +11,26 @@ from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
     config_option,
     file_option,
+    given,
     json_option,
     layout_option,
+    memory_option,
     parse_granularity,
     preset_option,
     seed_option,
 )
+from nunasim.errors import ConfigError
 from nunasim.io.placement_json import check_placement_path, write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
+from nunasim.policies.place import configuration
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Configuration, Scenario
 from nunasim.units import format_size
 
 
 @click.command("place")
+@memory_option
 @click.argument("plan_name", metavar="PLAN")
 @click.option("--size", default="1MB", show_default=True, help="Collective size.")
 @preset_option
@@ -72,6 +77,11 @@ def place_command(
 ) -> None:
     """Place PLAN (a built-in or a plan file) under a configuration (UA, UA+NAR, NUMA,
     NUMA+NAR, NAP, NAP+NAR, NAP*, NAP*+NAR) and report zero-load hop statistics."""
+    if given("grouping") and configuration(config_name).threadblocks == "UA":
+        raise ConfigError(
+            f"--group-by groups the chunks of NAP's and NUMA's logical allocation; "
+            f"{config_name} places threadblocks without it (drop --group-by)"
+        )
     check_figure_path(png)
     if output is not None:
         check_placement_path(output)
@@ -113,8 +123,8 @@ def place_command(
         click.echo(json.dumps(stats.as_dict()))
         return
     click.echo(
-        f"{config_name} with {placement.granularity} NAR domain(s): {plan.name} at "
-        f"{format_size(nbytes)} on {preset.name}\n"
+        f"{plan.name} at {format_size(nbytes)} on {preset.name}, {config_name} "
+        f"({scenario.configuration.describe_domains(placement.granularity)})\n"
         f"  CU -> port     avg {stats.avg_cu_port_hops:.2f} hops, worst {stats.max_cu_port_hops}\n"
         f"  port -> stack  avg {stats.avg_port_stack_hops:.2f} hops, worst "
         f"{stats.max_port_stack_hops}\n"

@@ -13,14 +13,17 @@ from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
     config_option,
     file_option,
+    given,
     json_option,
     layout_option,
+    memory_option,
     parse_granularity,
     parse_threadblocks,
     preset_option,
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
+from nunasim.engine.admission import admit
 from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
@@ -33,19 +36,15 @@ from nunasim.units import format_size, parse_size
 def _refuse_what_the_plan_fixes() -> None:
     """A plan file fixes the collective, the algorithm, the GPUs and the threadblocks: an
     option that would change them is a conflict, not something to ignore."""
-    context = click.get_current_context()
-    given = [
-        f"--{name}"
-        for name in ("collective", "algorithm", "gpus", "tbs")
-        if context.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
-    ]
-    if given:
+    fixed = given("collective", "algorithm", "gpus", "tbs")
+    if fixed:
         raise ConfigError(
-            f"--plan fixes the collective, algorithm, GPUs and threadblocks; drop {given[0]}"
+            f"--plan fixes the collective, algorithm, GPUs and threadblocks; drop {fixed[0]}"
         )
 
 
 @click.command("simulate")
+@memory_option
 @preset_option
 @click.option(
     "--collective", type=click.Choice(COLLECTIVES), default="allgather", show_default=True
@@ -132,6 +131,11 @@ def simulate_command(
     and where the time went."""
     if plan_file:
         _refuse_what_the_plan_fixes()
+    if gemm_tile_file and not gemm_tiles:
+        raise ConfigError(
+            "--gemm-tile shapes the tiles of a background GEMM, and there is none: give "
+            "--gemm-tiles too, or drop --gemm-tile"
+        )
     for picture in (hist, heatmap):
         check_figure_path(picture)
     for table in (stores_path, resources_path):
@@ -150,6 +154,12 @@ def simulate_command(
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
     )
+    if point.threadblocks == "auto":
+        # The search's runs split the work over more threadblocks, never fewer lines, than
+        # the plan at its own count: if that does not fit, none does, and the search that
+        # would build every candidate first is not worth starting.
+        base = point.base_plan()
+        admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
     scenario = point_scenario(point, preset)
     plan, pod, nbytes = scenario.plan, scenario.pod, scenario.size
     # A progress bar over the phases, on a terminal only (the engine itself runs compiled).

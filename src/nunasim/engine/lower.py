@@ -52,24 +52,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
+from nunasim.engine.admission import (
+    Budget,
+    memory_budget,
+    packet_bytes,
+    packet_messages,
+    refuse_beyond,
+)
 from nunasim.engine.gemm import lower_background
-from nunasim.engine.lineops import LineOps, line_operations, wire_lines_per_chunk
+from nunasim.engine.lineops import LineOps, line_operations
 from nunasim.engine.messages import Messages
 from nunasim.engine.program import Program, join
 from nunasim.engine.resources import Resources, build_resources, resource_numbering
 from nunasim.engine.routes import build_routes
 from nunasim.engine.steps import StepGraph, step_graph
-from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
-from nunasim.mapping.accesses import AccessTable, plan_accesses
+from nunasim.mapping.accesses import plan_accesses
 from nunasim.mapping.placement import BackgroundLoad, Placement
 from nunasim.mapping.resolve import resolve
 from nunasim.workload import DTYPE_BYTES
-
-# About 300 bytes of arrays per message once lowered (and more while lowering), so 20 M
-# messages is several GB: beyond that the packet engine is the wrong tool.
-BYTES_PER_MESSAGE = 300
-MAX_MESSAGES = 20_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,20 +128,7 @@ class Lowered:
 
 def count_messages(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
     """How many messages lowering ``plan`` would make (before any background work)."""
-    return _collective_messages(plan, plan_accesses(plan), chunk_bytes, line_bytes)
-
-
-def _collective_messages(
-    plan: Plan, accesses: AccessTable, chunk_bytes: int, line_bytes: int
-) -> int:
-    lines = accesses.count * wire_lines_per_chunk(accesses, chunk_bytes, line_bytes)
-    flags = sum(
-        1
-        for _, step in plan.steps()
-        for x in step.sends
-        if plan.transfers[x].receiver is not None and not plan.transfers[x].protocol.data_polled
-    )
-    return int(lines.sum()) + flags
+    return packet_messages(plan, chunk_bytes, line_bytes)
 
 
 def lower(
@@ -149,17 +137,22 @@ def lower(
     placement: Placement,
     dtype: str = "bf16",
     background: BackgroundLoad | None = None,
-    max_messages: int = MAX_MESSAGES,
+    max_messages: int | None = None,
 ) -> Lowered:
     """Arrays for the engines. ``dtype`` sets the element size of reductions;
-    ``background`` adds a GEMM's threadblocks beside the collective's."""
+    ``background`` adds a GEMM's threadblocks beside the collective's. A run whose memory
+    estimate exceeds the memory budget (``admission``), or of more than ``max_messages``
+    messages when given, is refused before anything is allocated."""
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
-    accesses = plan_accesses(plan)
-    expected = _collective_messages(plan, accesses, placement.chunk_bytes, pod.socket.line_bytes)
+    expected = packet_messages(plan, placement.chunk_bytes, pod.socket.line_bytes)
     if background is not None:
         expected += plan.ngpus * sum(len(a) for a in (*background.inputs, *background.outputs))
-    _refuse_beyond(expected, max_messages)
+    budget = memory_budget()
+    if max_messages is not None:
+        budget = Budget(packet_bytes(max_messages), f"{max_messages:,} messages")
+    refuse_beyond(expected, budget)
+    accesses = plan_accesses(plan)
     ops = line_operations(
         pod, accesses, resolve(plan, placement, accesses), placement.chunk_bytes, dtype
     )
@@ -168,37 +161,6 @@ def lower(
         numbers = parts[0].next_numbers()
         parts.append(lower_background(pod, placement.address_map, background, plan.ngpus, numbers))
     return _lowered(pod, plan.ngpus, join(parts))
-
-
-def admit(plan: Plan, chunk_bytes: int, line_bytes: int, max_messages: int = MAX_MESSAGES) -> int:
-    """The messages lowering ``plan`` would make, counted before anything is placed or
-    allocated; a run beyond ``max_messages`` is refused with the count and what would fit."""
-    accesses = plan_accesses(plan)
-    # At least one message per line of every chunk accessed, in Python integers, so that
-    # an absurd size is refused before any fixed-width arithmetic could overflow.
-    at_least = int(accesses.count.sum()) * -(-chunk_bytes // line_bytes)
-    expected = (
-        at_least
-        if at_least > max_messages
-        else _collective_messages(plan, accesses, chunk_bytes, line_bytes)
-    )
-    fits = plan.chunks_per_size * chunk_bytes * max_messages // max(expected, 1)
-    _refuse_beyond(
-        expected, max_messages, f"a collective size of at most about {max(fits, 1):,} bytes"
-    )
-    return expected
-
-
-def _refuse_beyond(
-    expected: int, max_messages: int, smaller: str = "a smaller collective size"
-) -> None:
-    if expected > max_messages:
-        raise ConfigError(
-            f"this run would simulate {expected:,} messages (one per line for every source "
-            f"and destination, about {expected * BYTES_PER_MESSAGE / 1e9:,.1f} GB of arrays), "
-            f"more than the packet engine's limit of {max_messages:,}: use {smaller}, or "
-            "fewer GPUs"
-        )
 
 
 def _collective(ops: LineOps, graph: StepGraph) -> Program:

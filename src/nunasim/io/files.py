@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from nunasim.errors import ConfigError
+
+# The largest input file read: the largest MSCCL++ plans are a few megabytes.
+MAX_INPUT_BYTES = 64 << 20
 
 
 def check_output(path: str | Path, suffixes: tuple[str, ...], what: str) -> Path:
@@ -42,12 +47,13 @@ def _check_folder(folder: Path, source: str) -> None:
         raise ConfigError("the folder to write into does not exist", source=source)
     # Only creating a file proves a folder writable (permissions alone do not: /proc, a
     # read-only mount, a full disk).
+    # An anonymous file (O_TMPFILE on Linux) leaves nothing behind even if the process is
+    # killed while it exists.
     try:
-        handle, probe = tempfile.mkstemp(prefix=".nunasim-probe.", dir=folder)
+        with tempfile.TemporaryFile(prefix=".nunasim-probe.", dir=folder):
+            pass
     except OSError as exc:
         raise ConfigError(f"cannot write into its folder: {exc.strerror}", source=source) from None
-    os.close(handle)
-    os.unlink(probe)
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
@@ -65,13 +71,11 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
         )
     except OSError as exc:
         raise ConfigError(f"cannot write: {exc.strerror}", source=str(target)) from None
-    os.close(handle)
     try:
+        os.close(handle)
         write(Path(temporary))
         # mkstemp makes the file private; give it the mode any new file would get.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, target)
     except OSError as exc:  # a full disk, a target that became a folder
         Path(temporary).unlink(missing_ok=True)
@@ -82,9 +86,60 @@ def write_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
     return target
 
 
-def read_text(path: str | Path) -> str:
-    """The text of a UTF-8 file, or a ConfigError that names it and says why not."""
+@contextmanager
+def output_folder(folder: str | Path) -> Iterator[Path]:
+    """The folder to write a command's files into. A folder that does not exist yet is
+    made under a temporary name beside it and renamed into place once everything in it is
+    written, so that an interrupted or failed command leaves no folder half-filled (files
+    written into an existing folder are each replaced whole, ``write_atomically``)."""
+    target = Path(folder)
+    if target.is_dir():
+        yield target
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", source=str(path)) from None
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as exc:
+        raise ConfigError(f"cannot create: {exc.strerror}", source=str(target)) from None
+    try:
+        yield staging
+        os.chmod(staging, 0o777 & ~_umask())
+        os.rename(staging, target)
+    except OSError as exc:  # the folder appeared meanwhile, a full disk
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ConfigError(f"cannot create: {exc.strerror}", source=str(target)) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file, or a ConfigError that names it and says why not: no such
+    file, a folder, a file larger than any input nunasim reads, not UTF-8 text."""
+    source = Path(path)
+    if source.is_dir():
+        raise ConfigError("is a folder, not a file", source=str(path))
+    try:
+        with source.open("rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError(
+            f"is larger than {MAX_INPUT_BYTES >> 20} MiB, more than any preset or plan needs",
+            source=str(path),
+        )
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark is allowed
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}): "
+            "save it as UTF-8",
+            source=str(path),
+        ) from None

@@ -48,7 +48,7 @@ import defusedxml.ElementTree as SafeET
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.layout import Aliasing
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, Protocol, StepId
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 from nunasim.io.files import read_text
 
 SEND_OPS = frozenset({"s", "rcs", "rrs", "rrcs"})
@@ -56,6 +56,9 @@ RECV_OPS = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
 REDUCING_RECV_OPS = frozenset({"rrs", "rrc", "rrcs"})
 LOCAL_OPS = frozenset({"cpy", "re", "nop"})
 ALL_OPS = SEND_OPS | RECV_OPS | LOCAL_OPS
+# Any integer attribute (a count, an offset, an id) beyond this is no plan's; a count is
+# memory (every chunk's pages are placed).
+MAX_ATTRIBUTE = 1 << 20
 
 _COLLECTIVES = {
     "allgather": Collective.ALLGATHER,
@@ -147,9 +150,14 @@ class _Reader:
                 raise self.error(f"missing attribute {name!r}", where)
             return default
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
-            raise self.error(f"attribute {name}={raw!r} is not a whole number", where) from None
+            raise self.error(
+                f"attribute {name}={quote(raw)} is not a whole number", where
+            ) from None
+        if abs(value) > MAX_ATTRIBUTE:
+            raise self.error(f"attribute {name}={value:,} is more than {MAX_ATTRIBUTE:,}", where)
+        return value
 
     def attrs(self, element: Element, known: set[str], where: str) -> None:
         unknown = sorted(set(element.attrib) - known)

@@ -112,6 +112,7 @@ twice, and text that is not JSON.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -129,7 +130,7 @@ from nunasim.collectives.plan import (
     RemoteChunks,
     StepId,
 )
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 from nunasim.io.files import read_text
 from nunasim.io.schema import Node, integer, text
 
@@ -170,6 +171,14 @@ def parse_mscclpp(text: str, source: str) -> Plan:
     return _Importer(root, source).run()
 
 
+# A buffer of more chunks is no plan's (every chunk's pages are placed, so the count is
+# memory), far beyond the hundreds real plans use.
+MAX_BUFFER_CHUNKS = 1 << 20
+# Longer integers are no count, id or sentinel a plan could hold (MSCCL++ writes 2**64 - 1,
+# 20 digits, for "none"), and Python refuses to convert integers of thousands of digits.
+MAX_JSON_DIGITS = 20
+
+
 def _load_json(content: str, source: str) -> Any:
     def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         repeated = [key for key, n in Counter(key for key, _ in pairs).items() if n > 1]
@@ -178,8 +187,33 @@ def _load_json(content: str, source: str) -> Any:
             raise ConfigError(f"not valid JSON: key {repeated[0]!r} appears twice", source=source)
         return dict(pairs)
 
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_JSON_DIGITS:
+            raise ConfigError(
+                f"not valid here: a number of {len(digits):,} digits ({quote(digits)})",
+                source=source,
+            )
+        return int(digits)
+
+    def real(digits: str) -> float:
+        value = float(digits)
+        if not math.isfinite(value):
+            raise ConfigError(
+                f"not valid here: the number {quote(digits)} is not finite", source=source
+            )
+        return value
+
+    def constant(name: str) -> None:
+        raise ConfigError(f"not valid JSON: {name}", source=source)
+
     try:
-        return json.loads(content, object_pairs_hook=unique_keys)
+        return json.loads(
+            content,
+            object_pairs_hook=unique_keys,
+            parse_int=integer,
+            parse_float=real,
+            parse_constant=constant,
+        )
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise ConfigError(f"not valid JSON: {exc.msg}", source=source, where=where) from None
@@ -378,9 +412,9 @@ class _Importer:
                     f"gpus[{g}] has id {rank}; the list must hold the ranks in order", "id"
                 )
             row = (
-                _non_negative(node, "input_chunks"),
-                _non_negative(node, "output_chunks"),
-                _non_negative(node, "scratch_chunks"),
+                _chunk_count(node, "input_chunks"),
+                _chunk_count(node, "output_chunks"),
+                _chunk_count(node, "scratch_chunks"),
             )
             for i, key in enumerate(("input_chunks", "output_chunks")):
                 if rows and row[i] != rows[0][i]:
@@ -526,6 +560,13 @@ def _non_negative(node: Node, key: str) -> int:
     value = node.get(key, integer)
     if value < 0:
         raise node.error(f"must not be negative; got {value}", key)
+    return value
+
+
+def _chunk_count(node: Node, key: str) -> int:
+    value = _non_negative(node, key)
+    if value > MAX_BUFFER_CHUNKS:
+        raise node.error(f"{value:,} chunks, more than the {MAX_BUFFER_CHUNKS:,} of any plan", key)
     return value
 
 

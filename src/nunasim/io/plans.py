@@ -19,6 +19,8 @@ def load_plan(name_or_path: str | Path) -> Plan:
     if is_builtin_name(name):
         return builtin_plan(name)
     path = Path(name)
+    if path.is_dir():
+        raise ConfigError("is a folder, not a plan file", source=name)
     if not path.is_file():
         known = ", ".join(ALGORITHMS)
         raise ConfigError(

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from nunasim.collectives.builtins import MAX_GPUS
 from nunasim.errors import ConfigError
 from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Router, Socket, Stack
 from nunasim.io.files import read_text
@@ -123,6 +124,19 @@ def load_yaml(text_: str, source: str) -> Any:
         loader.dispose()
 
 
+# Upper limits on a socket, so that a preset with absurd counts is refused with its element
+# rather than exhausting memory. The all-pairs route tables of a socket grow with the square
+# of its routers (a 24 x 24 mesh takes 0.6 GB and a few seconds to build, 32 x 32 2.4 GB);
+# the other limits are an order of magnitude beyond any GPU's.
+MAX_ROUTERS = 576
+MAX_CUS = 16_384
+MAX_OUTSTANDING = 1 << 20  # requests per CU
+MAX_STACKS = 1_024
+MAX_PORTS = 4_096
+_WHY_ROUTERS = "its all-pairs route tables grow as the square of the routers"
+_WHY = "far more than any GPU has"
+
+
 def builtin_names() -> list[str]:
     folder = resources.files(_PRESET_PACKAGE).joinpath(_PRESET_DIR)
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
@@ -139,6 +153,8 @@ def load_preset(name_or_path: str | Path) -> Preset:
         resource = resources.files(_PRESET_PACKAGE).joinpath(_PRESET_DIR, f"{name}.yaml")
         return parse_preset(resource.read_text(encoding="utf-8"), f"builtin:{name}")
     path = Path(name)
+    if path.is_dir():
+        raise ConfigError("is a folder, not a preset file", source=name)
     if not path.is_file():
         known = ", ".join(builtin_names())
         raise ConfigError(
@@ -157,7 +173,7 @@ def parse_preset(content: str, source: str) -> Preset:
     try:
         pod = Pod(
             socket=socket,
-            sockets=pod_node.get("sockets", integer),
+            sockets=_positive_int(pod_node, "sockets", at_most=MAX_GPUS),
             plane_latency_ps=pod_node.get("plane_latency", parse_time),
             port_bandwidth=pod_node.get("port_bandwidth", _bandwidth),
         )
@@ -184,12 +200,21 @@ def _router(node: Node, mesh: Mesh) -> int:
     return mesh.router(x, y)
 
 
-def _positive_int(node: Node, key: str, default: Any = ...) -> int:
+def _positive_int(node: Node, key: str, default: Any = ..., at_most: int | None = None) -> int:
     args = (key, integer) if default is ... else (key, integer, default)
     value = node.get(*args)
     if value < 1:
         raise node.error(f"must be at least 1; got {value}", key)
+    if at_most is not None and value > at_most:
+        raise node.error(f"must be at most {at_most:,}; got {value:,}", key)
     return value
+
+
+def _at_most(
+    node: Node, what: str, count: int, limit: int, why: str, key: str | None = None
+) -> None:
+    if count > limit:
+        raise node.error(f"{count:,} {what}, more than the {limit:,} nunasim models ({why})", key)
 
 
 def _router_block(node: Node, clock: float, cycles_per_hop: int) -> Router:
@@ -219,6 +244,7 @@ def _router_block(node: Node, clock: float, cycles_per_hop: int) -> Router:
 def _socket(node: Node) -> Socket:
     mesh_node = node.child("mesh")
     mesh = Mesh(_positive_int(mesh_node, "width"), _positive_int(mesh_node, "height"))
+    _at_most(mesh_node, "routers", mesh.routers, MAX_ROUTERS, _WHY_ROUTERS)
     mesh_node.close()
 
     dies = []
@@ -235,7 +261,8 @@ def _socket(node: Node) -> Socket:
     else:
         cu_routers = tuple(_router(item, mesh) for item in routers_node.items())
     cus_per_router = _positive_int(compute, "cus_per_router")
-    outstanding = _positive_int(compute, "outstanding_requests")
+    _at_most(compute, "CUs", len(cu_routers) * cus_per_router, MAX_CUS, _WHY, "cus_per_router")
+    outstanding = _positive_int(compute, "outstanding_requests", at_most=MAX_OUTSTANDING)
     residency = None
     if compute.has("threadblocks_per_cu"):
         residency = _positive_int(compute, "threadblocks_per_cu")
@@ -283,12 +310,14 @@ def _socket(node: Node) -> Socket:
             stacks.append(Stack(router, bw, latency))
         else:
             stacks.append(Stack(_router(item, mesh), default_bw, default_latency))
+    _at_most(hbm, "HBM stacks", len(stacks), MAX_STACKS, _WHY, "stacks")
     hbm.close()
 
-    ports = []
+    ports: list[Port] = []
     for item in node.child("ports").items():
         router = _router(item.child("router"), mesh)
         count = _positive_int(item, "count")
+        _at_most(item, "I/O ports", len(ports) + count, MAX_PORTS, _WHY, "count")
         item.close()
         ports.extend(Port(router) for _ in range(count))
 
