@@ -13,6 +13,7 @@ loads and writes are plain.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -125,8 +126,26 @@ class AccessTable(NamedTuple):
         return (self.kind == READ) | (self.kind == LOAD)
 
 
+# Tables so far, by plan object (the plan is frozen, and the entry dies with it): a run
+# needs its plan's table to admit, place (once per NAR granularity ``auto`` tries) and lower.
+_TABLES: dict[int, tuple[weakref.ref[Plan], AccessTable]] = {}
+
+
 def plan_accesses(plan: Plan) -> AccessTable:
-    """The ranges every step of ``plan`` fetches and delivers."""
+    """The ranges every step of ``plan`` fetches and delivers (read-only arrays, worked out
+    once per plan object)."""
+    key = id(plan)
+    known = _TABLES.get(key)
+    if known is not None and known[0]() is plan:
+        return known[1]
+    table = _accesses(plan)
+    for column in table:
+        column.setflags(write=False)
+    _TABLES[key] = (weakref.ref(plan, lambda _, key=key: _TABLES.pop(key, None)), table)
+    return table
+
+
+def _accesses(plan: Plan) -> AccessTable:
     rows = []
     group = 0
     for number, (sid, step) in enumerate(plan.steps()):
