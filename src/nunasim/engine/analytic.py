@@ -37,11 +37,11 @@ def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
     """Zero-load time of every message's route, from issue to its end."""
+    # Routes are consecutive runs of entries: each total is a difference of running sums.
     per_entry = lowered.resources.lat[lowered.route] + lowered.route_post_ps
-    totals = np.zeros(lowered.messages, dtype=np.int64)
-    owner = np.repeat(np.arange(lowered.messages), np.diff(lowered.route_start))
-    np.add.at(totals, owner, per_entry)
-    return totals + lowered.msg_pre_ps
+    running = np.concatenate([[0], np.cumsum(per_entry, dtype=np.int64)])
+    start = lowered.route_start
+    return running[start[1:]] - running[start[:-1]] + lowered.msg_pre_ps
 
 
 def critical_path_ps(lowered: Lowered) -> int:
@@ -105,8 +105,10 @@ def lower_bound_ps(lowered: Lowered) -> int:
     flag_owner = np.repeat(np.arange(lo.steps), np.diff(lo.flag_start))
     owner_step[lo.flag_msg] = flag_owner
     mine = ~lo.step_background[owner_step]
-    per_message = np.diff(lo.route_start)
-    entries = lo.route[np.repeat(mine, per_message)]
+    if mine.all():
+        entries = lo.route
+    else:
+        entries = lo.route[np.repeat(mine, np.diff(lo.route_start))]
     flits = np.bincount(entries, minlength=len(lo.resources.occ))
     # The last of n flits through a resource starts at least (n - 1) occupancies after the
     # first and leaves after the resource's latency; the run ends after that.

@@ -20,11 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nunasim.engine.jit import jit
 from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
 from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
 from nunasim.engine.resources import ResourceNumbering as Numbering
 from nunasim.hardware import Pod
-from nunasim.mapping.resolve import ragged_arange
 
 
 class Routes(NamedTuple):
@@ -86,38 +86,77 @@ def _resources(
     last = np.where(fetch, numbering.id(EJECT, m.gpu, m.router), memory)
     # On one socket the second mesh path is empty: it starts and ends at the end's router.
     middle = np.where(crossing, way.via, end_router)
-    hops = pod.socket.router_paths.hops
-    length = 2 + hops[start_router, middle] + 2 * crossing + hops[middle, end_router]
+    table = pod.socket.router_paths
+    length = 2 + table.hops[start_router, middle] + 2 * crossing + table.hops[middle, end_router]
     start = np.concatenate([[0], np.cumsum(length)])
     resource = np.empty(start[-1], dtype=np.int64)
     post = np.zeros(start[-1], dtype=np.int64)
-    at = start[:-1].copy()  # where each route's next resource goes
-    resource[at] = first
-    at = _mesh_path(pod, numbering, resource, at + 1, start_gpu, start_router, middle)
-    resource[at[crossing]] = numbering.id(EGRESS, start_gpu[crossing], port[crossing])
-    post[at[crossing]] = pod.plane_latency_ps
-    resource[at[crossing] + 1] = numbering.id(PLANE_OUT, end_gpu[crossing], port[crossing])
-    at = _mesh_path(pod, numbering, resource, at + 2 * crossing, end_gpu, middle, end_router)
-    resource[at] = last
+    _write_routes(
+        start,
+        first,
+        last,
+        start_gpu,
+        end_gpu,
+        start_router,
+        middle,
+        end_router,
+        crossing,
+        port,
+        table.start,
+        table.links,
+        len(table.hops),
+        np.array(numbering.first[: len(numbering.per_gpu)], dtype=np.int64),
+        np.array(numbering.per_gpu, dtype=np.int64),
+        pod.plane_latency_ps,
+        resource,
+        post,
+    )
     return start, resource, post
 
 
-def _mesh_path(
-    pod: Pod,
-    numbering: Numbering,
+@jit
+def _write_routes(
+    start: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    start_gpu: np.ndarray,
+    end_gpu: np.ndarray,
+    start_router: np.ndarray,
+    middle: np.ndarray,
+    end_router: np.ndarray,
+    crossing: np.ndarray,
+    port: np.ndarray,
+    path_start: np.ndarray,
+    path_links: np.ndarray,
+    routers: int,
+    kind_first: np.ndarray,
+    per_gpu: np.ndarray,
+    plane_ps: int,
     resource: np.ndarray,
-    at: np.ndarray,
-    gpu: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-) -> np.ndarray:
-    """Write each message's mesh links from router ``src`` to ``dst`` on ``gpu`` into
-    ``resource`` from ``at`` on; return where each route continues."""
-    table = pod.socket.router_paths
-    pair = src * len(table.hops) + dst
-    count = table.start[pair + 1] - table.start[pair]
-    step = ragged_arange(count)
-    owner = np.repeat(np.arange(len(pair)), count)
-    links = table.links[table.start[pair][owner] + step]
-    resource[at[owner] + step] = numbering.id(LINK, gpu[owner], links)
-    return at + count
+    post: np.ndarray,
+) -> None:
+    """Write every route from ``start[i]`` on, message by message: its first resource,
+    the mesh links from its start to the middle router, the egress port and plane output
+    when it crosses sockets (the plane's latency after the port), the mesh links from the
+    middle router to its end, its last resource. Compiled, it needs no temporary per
+    route entry (the routes are most of a lowered scenario's memory)."""
+    for i in range(len(first)):
+        at = start[i]
+        resource[at] = first[i]
+        at += 1
+        links = kind_first[LINK] + start_gpu[i] * per_gpu[LINK]
+        pair = start_router[i] * routers + middle[i]
+        for k in range(path_start[pair], path_start[pair + 1]):
+            resource[at] = links + path_links[k]
+            at += 1
+        if crossing[i]:
+            resource[at] = kind_first[EGRESS] + start_gpu[i] * per_gpu[EGRESS] + port[i]
+            post[at] = plane_ps
+            resource[at + 1] = kind_first[PLANE_OUT] + end_gpu[i] * per_gpu[PLANE_OUT] + port[i]
+            at += 2
+        links = kind_first[LINK] + end_gpu[i] * per_gpu[LINK]
+        pair = middle[i] * routers + end_router[i]
+        for k in range(path_start[pair], path_start[pair + 1]):
+            resource[at] = links + path_links[k]
+            at += 1
+        resource[at] = last[i]
