@@ -105,10 +105,7 @@ def lower_bound_ps(lowered: Lowered) -> int:
     flag_owner = np.repeat(np.arange(lo.steps), np.diff(lo.flag_start))
     owner_step[lo.flag_msg] = flag_owner
     mine = ~lo.step_background[owner_step]
-    if mine.all():
-        entries = lo.route
-    else:
-        entries = lo.route[np.repeat(mine, np.diff(lo.route_start))]
+    entries = lo.route if mine.all() else lo.route[np.repeat(mine, np.diff(lo.route_start))]
     flits = np.bincount(entries, minlength=len(lo.resources.occ))
     # The last of n flits through a resource starts at least (n - 1) occupancies after the
     # first and leaves after the resource's latency; the run ends after that.

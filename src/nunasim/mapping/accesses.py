@@ -126,8 +126,9 @@ class AccessTable(NamedTuple):
         return (self.kind == READ) | (self.kind == LOAD)
 
 
-# Tables so far, by plan object (the plan is frozen, and the entry dies with it): a run
-# needs its plan's table to admit, place (once per NAR granularity ``auto`` tries) and lower.
+# Tables so far, by plan object (plans are frozen): a run needs its plan's table to admit,
+# place (once per NAR granularity ``auto`` tries) and lower. Entries of plans that are gone
+# are dropped whenever another is added.
 _TABLES: dict[int, tuple[weakref.ref[Plan], AccessTable]] = {}
 
 
@@ -141,7 +142,9 @@ def plan_accesses(plan: Plan) -> AccessTable:
     table = _accesses(plan)
     for column in table:
         column.setflags(write=False)
-    _TABLES[key] = (weakref.ref(plan, lambda _, key=key: _TABLES.pop(key, None)), table)
+    for gone in [k for k, (ref, _) in _TABLES.items() if ref() is None]:
+        del _TABLES[gone]
+    _TABLES[key] = (weakref.ref(plan), table)
     return table
 
 

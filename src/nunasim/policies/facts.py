@@ -37,10 +37,9 @@ class Processing(NamedTuple):
 
 @dataclass(eq=False)
 class PlanFacts:
-    plan: Plan
     sets: dict[tuple[int, int], AccessSet]
+    largest: list[np.ndarray]  # per GPU, per threadblock: chunks its largest step moves
     _orders: dict[str, Processing] = field(default_factory=dict)
-    _largest: list[np.ndarray] | None = None
 
     def processing(self, grouping: str) -> Processing:
         """The processing order under ``grouping`` (``logical.py``)."""
@@ -66,18 +65,11 @@ class PlanFacts:
     def demands(self, lines_per_chunk: int, window: int) -> list[np.ndarray]:
         """Per GPU, each threadblock's CU demand (``budget.tb_demand``): the lines of its
         largest step, capped at the window, at least one."""
-        if self._largest is None:
-            self._largest = [
-                np.array(
-                    [max((s.count for s in tb.steps), default=0) for tb in p.threadblocks],
-                    dtype=np.int64,
-                )
-                for p in self.plan.gpus
-            ]
-        return [np.maximum(1, np.minimum(window, x * lines_per_chunk)) for x in self._largest]
+        return [np.maximum(1, np.minimum(window, x * lines_per_chunk)) for x in self.largest]
 
 
-# Facts so far, by plan object (the plan is frozen, and the entry dies with it).
+# Facts so far, by plan object (plans are frozen); entries of plans that are gone are
+# dropped whenever another is added.
 _FACTS: dict[int, tuple[weakref.ref[Plan], PlanFacts]] = {}
 
 
@@ -87,6 +79,14 @@ def plan_facts(plan: Plan) -> PlanFacts:
     known = _FACTS.get(key)
     if known is not None and known[0]() is plan:
         return known[1]
-    facts = PlanFacts(plan, access_sets(plan))
-    _FACTS[key] = (weakref.ref(plan, lambda _, key=key: _FACTS.pop(key, None)), facts)
+    largest = [
+        np.array(
+            [max((s.count for s in tb.steps), default=0) for tb in p.threadblocks], dtype=np.int64
+        )
+        for p in plan.gpus
+    ]
+    facts = PlanFacts(access_sets(plan), largest)
+    for gone in [k for k, (ref, _) in _FACTS.items() if ref() is None]:
+        del _FACTS[gone]
+    _FACTS[key] = (weakref.ref(plan), facts)
     return facts
