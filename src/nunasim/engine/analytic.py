@@ -37,11 +37,14 @@ def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
     """Zero-load time of every message's route, from issue to its end."""
-    # Routes are consecutive runs of entries: each total is a difference of running sums.
-    per_entry = lowered.resources.lat[lowered.route] + lowered.route_post_ps
-    running = np.concatenate([[0], np.cumsum(per_entry, dtype=np.int64)])
+    # Routes are consecutive runs of entries (two at least): each total is a difference of
+    # running sums, computed in place (the entries are most of a lowered scenario).
+    running = lowered.resources.lat[lowered.route]
+    running += lowered.route_post_ps
+    np.cumsum(running, out=running)
     start = lowered.route_start
-    return running[start[1:]] - running[start[:-1]] + lowered.msg_pre_ps
+    before = np.where(start[:-1] > 0, running[np.maximum(start[:-1] - 1, 0)], 0)
+    return running[start[1:] - 1] - before + lowered.msg_pre_ps
 
 
 def critical_path_ps(lowered: Lowered) -> int:
