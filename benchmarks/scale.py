@@ -12,7 +12,8 @@ A second fresh process runs the same scenario phase by phase through the API and
 each phase's CPU time (CPU rather than wall time, so that other work on the machine does
 not count). Placement per threadblock is timed in one process: the first placement of a
 plan (which works out its access sets and logical groups) and a second one (which reuses
-them), at 1, 4 and 16 threadblocks per peer on 64 GPUs.
+them), at 1, 4 and 16 threadblocks per peer on 64 GPUs (``--per-peer``), 1 MB, two NAR
+domains.
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 gpus, config = int(sys.argv[1]), sys.argv[2]
+counts = [int(x) for x in sys.argv[3].split(",")]
 pod = load_preset("nextgen-4die").fit(gpus).pod
 place(builtin_plan("allgather:direct:gpus=2:tbs=1"), 1 << 20, pod, config, 2)  # compile, load
 rows = []
-for per_peer in (1, 4, 16):
+for per_peer in counts:
     plan = builtin_plan(f"allgather:direct:gpus={gpus}:tbs={per_peer * (gpus - 1)}")
     times = []
     for _ in range(2):
@@ -120,6 +122,9 @@ def main() -> None:
     parser.add_argument("--configs", default=",".join(DEFAULT_CONFIGS))
     parser.add_argument("--quick", action="store_true", help="the two smallest runs only")
     parser.add_argument("--no-placement", action="store_true", help="skip placement per tb")
+    parser.add_argument(
+        "--per-peer", default="1,4,16", help="threadblocks per peer to time placement at"
+    )
     args = parser.parse_args()
     runs = [r.split(":") for r in args.runs.split(",")]
     if args.quick:
@@ -148,7 +153,7 @@ def main() -> None:
     print("\n| config | threadblocks (64 GPUs) | first placement | again | per tb first | again |")
     print("|---|---|---|---|---|---|")
     for config in args.configs.split(","):
-        rows = _child(_PLACEMENT, "64", config)
+        rows = _child(_PLACEMENT, "64", config, args.per_peer)
         assert isinstance(rows, list)
         for row in rows:
             print(
