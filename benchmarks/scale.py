@@ -10,7 +10,8 @@ per peer, NAR granularity ``auto``), so start-up, compilation-cache loading, pla
 lowering and the event loop all count, and its peak resident memory is the process's.
 A second fresh process runs the same scenario phase by phase through the API and reports
 each phase's CPU time (CPU rather than wall time, so that other work on the machine does
-not count). Placement per threadblock is timed in one process: the first placement of a
+not count; the command's CPU time is reported beside its wall time for the same reason).
+Placement per threadblock is timed in one process: the first placement of a
 plan (which works out its access sets and logical groups) and a second one (which reuses
 them), at 1, 4 and 16 threadblocks per peer on 64 GPUs (``--per-peer``), 1 MB, two NAR
 domains.
@@ -90,11 +91,11 @@ def _child(code: str, *args: str) -> object:
 
 
 def _cli(gpus: int, size: str, config: str) -> dict[str, float]:
-    """Wall time and peak memory of ``nunasim simulate`` in a fresh process."""
+    """Wall time, CPU time and peak memory of ``nunasim simulate`` in a fresh process."""
     command = [
         "/usr/bin/time",
         "-f",
-        "%e %M",
+        "%e %U %S %M",
         sys.executable,
         "-m",
         "nunasim",
@@ -112,8 +113,12 @@ def _cli(gpus: int, size: str, config: str) -> dict[str, float]:
         "--json",
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    wall, peak_kb = done.stderr.strip().splitlines()[-1].split()
-    return {"cli_wall_s": float(wall), "cli_peak_mb": round(int(peak_kb) / 1024)}
+    wall, user, system, peak_kb = done.stderr.strip().splitlines()[-1].split()
+    return {
+        "cli_wall_s": float(wall),
+        "cli_cpu_s": float(user) + float(system),
+        "cli_peak_mb": round(int(peak_kb) / 1024),
+    }
 
 
 def main() -> None:
@@ -131,10 +136,10 @@ def main() -> None:
         runs = runs[:2]
     os.environ["MPLBACKEND"] = "Agg"
     print(
-        "| run | config | events | messages | CLI wall | CLI peak | place | lower | bound "
-        "| simulate (CPU s) |"
+        "| run | config | events | messages | CLI wall | CLI CPU | CLI peak | place | lower "
+        "| bound | simulate (CPU s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for gpus, size in runs:
         for config in args.configs.split(","):
             cli = _cli(int(gpus), size, config)
@@ -143,6 +148,7 @@ def main() -> None:
             print(
                 f"| {gpus} GPUs, {size} | {config} | {phases['events'] / 1e6:.2f} M "
                 f"| {phases['messages'] / 1e6:.2f} M | {cli['cli_wall_s']:.1f} s "
+                f"| {cli['cli_cpu_s']:.1f} s "
                 f"| {cli['cli_peak_mb']} MB | {phases['place_cpu_s']:.2f} "
                 f"| {phases['lower_cpu_s']:.2f} | {phases['bound_cpu_s']:.2f} "
                 f"| {phases['simulate_cpu_s']:.2f} |",

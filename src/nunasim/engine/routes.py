@@ -116,6 +116,23 @@ def _resources(
     return start, table
 
 
+@jit(inline=True)
+def _write_path(
+    table: np.ndarray,
+    at: int,
+    links: int,
+    path_start: np.ndarray,
+    path_links: np.ndarray,
+    pair: int,
+) -> int:
+    """Write the mesh links of router pair ``pair`` (ids from ``links`` on) from ``at``
+    on; return where the route continues."""
+    for k in range(path_start[pair], path_start[pair + 1]):
+        table[at, ROUTE_RES] = links + path_links[k]
+        at += 1
+    return at
+
+
 @jit
 def _write_routes(
     start: np.ndarray,
@@ -147,9 +164,7 @@ def _write_routes(
         at += 1
         links = kind_first[LINK] + start_gpu[i] * per_gpu[LINK]
         pair = start_router[i] * routers + middle[i]
-        for k in range(path_start[pair], path_start[pair + 1]):
-            table[at, ROUTE_RES] = links + path_links[k]
-            at += 1
+        at = _write_path(table, at, links, path_start, path_links, pair)
         if crossing[i]:
             table[at, ROUTE_RES] = kind_first[EGRESS] + start_gpu[i] * per_gpu[EGRESS] + port[i]
             table[at, ROUTE_POST] = plane_ps
@@ -159,7 +174,5 @@ def _write_routes(
             at += 2
         links = kind_first[LINK] + end_gpu[i] * per_gpu[LINK]
         pair = middle[i] * routers + end_router[i]
-        for k in range(path_start[pair], path_start[pair + 1]):
-            table[at, ROUTE_RES] = links + path_links[k]
-            at += 1
+        at = _write_path(table, at, links, path_start, path_links, pair)
         table[at, ROUTE_RES] = last[i]
