@@ -24,13 +24,15 @@ behind them.
   backs, as for UA+NAR).
 
 Pages that no policy decision reaches (a buffer no threadblock touches) get UA pages.
+The sequential decisions (a CU per threadblock, a stack per chunk and per flag page, under
+the budgets) run as one compiled pass (``assign.py``); what depends on the plan alone is
+worked out once per plan (``facts.py``); pages live in one flat array (``pages.py``).
 Distances are zero-load NoC latencies (``Socket.router_paths``), so a die crossing costs
 what it costs the traffic.
 """
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 
 import numpy as np
@@ -48,6 +50,7 @@ from nunasim.policies.dispatch import ua_cus
 from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.facts import BUFFER_INDEX, Processing, plan_facts
 from nunasim.policies.logical import GROUPINGS
+from nunasim.policies.pages import Pages, page_frames, round_robin_regions, ua_pages
 
 CONFIGURATIONS: dict[str, Configuration] = {
     c.name: c
@@ -76,77 +79,6 @@ def uses_domains(config: Configuration) -> bool:
     return config.nar or config.threadblocks == "NAP"
 
 
-class _Pages:
-    """Every page of every buffer of every GPU, end to end (GPU by GPU, buffers in
-    ``BUFFERS`` order): each one's region, -1 until decided (first come first served)."""
-
-    def __init__(self, plan: Plan, layout: BufferLayout) -> None:
-        self.layout = layout
-        counts = np.array(
-            [[layout.pages(p.buffer_chunks(b)) for b in BUFFERS] for p in plan.gpus],
-            dtype=np.int64,
-        ).reshape(plan.ngpus, len(BUFFERS))
-        self.counts = counts
-        self.first = (np.cumsum(counts.ravel()) - counts.ravel()).reshape(counts.shape)
-        self.region = np.full(int(counts.sum()), -1, dtype=np.int64)
-        self.padding = sum(layout.padding(p.buffer_chunks(b)) for p in plan.gpus for b in BUFFERS)
-
-    def gpu_pages(self, gpu: int) -> slice:
-        """The pages of one GPU, every buffer."""
-        first = int(self.first[gpu, 0])
-        return slice(first, first + int(self.counts[gpu].sum()))
-
-    def buffer_regions(self, gpu: int, buffer: int) -> np.ndarray:
-        first = int(self.first[gpu, buffer])
-        return self.region[first : first + int(self.counts[gpu, buffer])]
-
-    def chunk_pages(
-        self, gpu: np.ndarray, buffer: np.ndarray, chunk: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The first and last page (flat indices) that each chunk overlaps."""
-        start = self.layout.offsets(chunk)
-        page = self.layout.page_bytes
-        base = self.first[gpu, buffer]
-        return base + start // page, base + (start + self.layout.chunk_bytes - 1) // page
-
-
-def _region_table(amap: AddressMap, nar_granularity: int | None) -> np.ndarray:
-    """[stack, round] the region of a round-robin page (or flag page) of each stack: with
-    NAR the domain its stack backs, round-robin over the domains when it backs several."""
-    stacks = len(amap.socket.stacks)
-    if not nar_granularity:
-        return np.array([[amap.region(0, -1, s)] for s in range(stacks)], dtype=np.int64)
-    segment = amap.segment(nar_granularity)
-    backs = amap.layout(nar_granularity).stack_domains
-    rounds = math.lcm(*(len(b) for b in backs))
-    return np.array(
-        [
-            [amap.region(segment, backs[s][r % len(backs[s])], s) for r in range(rounds)]
-            for s in range(stacks)
-        ],
-        dtype=np.int64,
-    )
-
-
-def _round_robin_regions(amap: AddressMap, nar_granularity: int | None, count: int) -> np.ndarray:
-    """The regions of ``count`` pages dealt round-robin over the stacks in the socket's
-    interleave order (the k-th page to ``order[k % stacks]``, in round ``k // stacks``)."""
-    order = np.array(amap.socket.interleave_order, dtype=np.int64)
-    table = _region_table(amap, nar_granularity)
-    k = np.arange(count, dtype=np.int64)
-    stacks = len(order)
-    return table[order[k % stacks], (k // stacks) % table.shape[1]]
-
-
-def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> None:
-    """Fill every undecided page: round-robin over stacks in page order per GPU."""
-    for g in range(len(pages.counts)):
-        regions = pages.region[pages.gpu_pages(g)]
-        open_pages = regions < 0
-        regions[open_pages] = _round_robin_regions(amap, nar_granularity, len(regions))[open_pages]
-        pages.region[pages.gpu_pages(g)] = regions
-
-
 def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
     """UA dispatch on every GPU; the dies' dispatch orders come from ``seed`` and are the
     same on every GPU (identical sockets, identical dispatchers)."""
@@ -162,17 +94,6 @@ def _order_by(values: np.ndarray) -> np.ndarray:
     """Indices by increasing value, the lower index first among equals (along the last
     axis)."""
     return np.argsort(values, axis=-1, kind="stable")
-
-
-def _frames(regions: np.ndarray) -> np.ndarray:
-    """Each page's frame in its region: how many earlier pages took the same region."""
-    order = np.argsort(regions, kind="stable")
-    ranked = regions[order]
-    run_start = np.r_[0, np.nonzero(ranked[1:] != ranked[:-1])[0] + 1]
-    runs = np.diff(np.r_[run_start, len(ranked)])
-    frames = np.empty(len(regions), dtype=np.int64)
-    frames[order] = np.arange(len(regions)) - np.repeat(run_start, runs)
-    return frames
 
 
 class _Placer:
@@ -197,7 +118,7 @@ class _Placer:
         self.chunk_bytes = plan.chunk_bytes(size)
         self.size = size
         self.lines_per_chunk = -(-self.chunk_bytes // socket.line_bytes)
-        self.pages = _Pages(
+        self.pages = Pages(
             plan, BufferLayout(self.chunk_bytes, socket.line_bytes, socket.page_bytes, layout)
         )
         self.cus = cu_budget(socket)
@@ -353,7 +274,7 @@ class _Placer:
         stacks like UA's pages, in threadblock order."""
         count = len(self.tb_cu[gpu])
         if self.config.pages != "NAP":
-            return _round_robin_regions(self.amap, self.granularity if self.nar else None, count)
+            return round_robin_regions(self.amap, self.granularity if self.nar else None, count)
         orders, lengths, region_of = self._stack_orders
         regions = np.empty(count, dtype=np.int64)
         self.stack_fallbacks += place_flags(
@@ -375,7 +296,7 @@ class _Placer:
         for g in range(self.plan.ngpus):
             flag_region = self.flag_regions(g)
             regions = np.concatenate([self.pages.region[self.pages.gpu_pages(g)], flag_region])
-            frames = _frames(regions)
+            frames = page_frames(regions)
             buffers, at = {}, 0
             for b, buffer in enumerate(BUFFERS):
                 count = int(self.pages.counts[g, b])
@@ -409,7 +330,7 @@ class _Placer:
         config = self.config
         if config.threadblocks == "NAP":
             self.nap(place_pages=config.pages == "NAP")
-        _ua_pages(self.pages, self.amap, self.granularity if self.nar else None)
+        ua_pages(self.pages, self.amap, self.granularity if self.nar else None)
         if config.threadblocks == "UA":
             self.tb_cu = _ua_threadblocks(self.plan, self.socket, self.seed)
         elif config.threadblocks == "NUMA":
