@@ -48,7 +48,7 @@ from nunasim.policies.assign import place_flags, place_threadblocks
 from nunasim.policies.budget import cu_budget, stack_budget
 from nunasim.policies.dispatch import ua_cus
 from nunasim.policies.estimate import estimate_ps
-from nunasim.policies.facts import BUFFER_INDEX, Processing, plan_facts
+from nunasim.policies.facts import BUFFER_INDEX, PlanFacts, Processing, plan_facts
 from nunasim.policies.logical import GROUPINGS
 from nunasim.policies.pages import Pages, page_frames, round_robin_regions, ua_pages
 
@@ -109,7 +109,6 @@ class _Placer:
         layout: str,
     ) -> None:
         self.plan, self.pod, self.config, self.seed = plan, pod, config, seed
-        self.facts = plan_facts(plan)
         self.grouping = grouping
         self.socket = socket = pod.socket
         self.granularity = granularity
@@ -134,6 +133,11 @@ class _Placer:
         self.tb_domain = [np.full(len(p.threadblocks), -1, dtype=np.int64) for p in plan.gpus]
 
     # --- decisions in a compiled pass ----------------------------------------------------
+
+    @cached_property
+    def facts(self) -> PlanFacts:
+        """What the plan-only inputs are (UA needs none of them)."""
+        return plan_facts(self.plan)
 
     @cached_property
     def _stack_orders(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
