@@ -37,11 +37,14 @@ def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
     """Zero-load time of every message's route, from issue to its end."""
-    per_entry = lowered.resources.lat[lowered.route] + lowered.route_post_ps
-    totals = np.zeros(lowered.messages, dtype=np.int64)
-    owner = np.repeat(np.arange(lowered.messages), np.diff(lowered.route_start))
-    np.add.at(totals, owner, per_entry)
-    return totals + lowered.msg_pre_ps
+    # Routes are consecutive runs of entries (two at least): each total is a difference of
+    # running sums, computed in place (the entries are most of a lowered scenario).
+    running = lowered.resources.lat[lowered.route]
+    running += lowered.route_post_ps
+    np.cumsum(running, out=running)
+    start = lowered.route_start
+    before = np.where(start[:-1] > 0, running[np.maximum(start[:-1] - 1, 0)], 0)
+    return running[start[1:] - 1] - before + lowered.msg_pre_ps
 
 
 def critical_path_ps(lowered: Lowered) -> int:
@@ -105,8 +108,7 @@ def lower_bound_ps(lowered: Lowered) -> int:
     flag_owner = np.repeat(np.arange(lo.steps), np.diff(lo.flag_start))
     owner_step[lo.flag_msg] = flag_owner
     mine = ~lo.step_background[owner_step]
-    per_message = np.diff(lo.route_start)
-    entries = lo.route[np.repeat(mine, per_message)]
+    entries = lo.route if mine.all() else lo.route[np.repeat(mine, np.diff(lo.route_start))]
     flits = np.bincount(entries, minlength=len(lo.resources.occ))
     # The last of n flits through a resource starts at least (n - 1) occupancies after the
     # first and leaves after the resource's latency; the run ends after that.

@@ -111,6 +111,7 @@ class Lowered:
     route_start: np.ndarray  # CSR over messages
     route: np.ndarray  # resource ids
     route_post_ps: np.ndarray  # pure delay after each resource (the plane's latency)
+    route_table: np.ndarray  # [entry, 2]: ``route`` and ``route_post_ps`` are its columns
     arrival_lines: np.ndarray  # per arrival counter (a data-polled transfer): its lines
     release_start: np.ndarray  # CSR over arrival counters: steps its last line releases
     release: np.ndarray
@@ -244,6 +245,7 @@ def _lowered(pod: Pod, ngpus: int, program: Program) -> Lowered:
         route_start=routes.start,
         route=routes.resource,
         route_post_ps=routes.post_ps,
+        route_table=routes.table,
         arrival_lines=p.arrival_lines.astype(np.int64),
         release_start=_starts([len(x) for x in p.releases]),
         release=_flat(p.releases),

@@ -37,6 +37,8 @@ class Program(NamedTuple):
 
 def join(parts: list[Program]) -> Program:
     """The parts one after another."""
+    if len(parts) == 1:
+        return parts[0]  # a copy of every column would only cost memory
     columns = []
     for column in zip(*parts, strict=True):
         if isinstance(column[0], Messages):

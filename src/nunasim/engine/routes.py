@@ -20,11 +20,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nunasim.engine.jit import jit
 from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
+from nunasim.engine.packet.core import ROUTE_FIELDS, ROUTE_POST, ROUTE_RES
 from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
 from nunasim.engine.resources import ResourceNumbering as Numbering
 from nunasim.hardware import Pod
-from nunasim.mapping.resolve import ragged_arange
 
 
 class Routes(NamedTuple):
@@ -35,6 +36,7 @@ class Routes(NamedTuple):
     start: np.ndarray  # CSR over messages into ``resource``
     resource: np.ndarray  # resource ids
     post_ps: np.ndarray  # pure delay after each resource
+    table: np.ndarray  # [entry, ROUTE_FIELDS]: the two above are its columns (the core's)
 
 
 class _Way(NamedTuple):
@@ -60,7 +62,7 @@ def build_routes(pod: Pod, numbering: Numbering, messages: Messages) -> Routes:
         stack_router=stack_router,
         via=np.where(crossing, socket.port_routers[port], stack_router),
     )
-    start, resource, post = _resources(pod, numbering, m, way)
+    start, table = _resources(pod, numbering, m, way)
     # zero-load trips between the CU's router and the stack's
     latency = socket.router_paths.latency_ps
     plane = np.where(crossing, pod.plane_latency_ps, 0)
@@ -68,13 +70,15 @@ def build_routes(pod: Pod, numbering: Numbering, messages: Messages) -> Routes:
     to_cu = latency[stack_router, way.via] + plane + latency[way.via, m.router]
     pre = socket.l1_latency_ps + np.where(way.fetch, to_memory, 0)
     acknowledged = (m.kind == WRITE) | (m.kind == STORE)
-    return Routes(pre, np.where(acknowledged, to_cu, 0), start, resource, post)
+    ack = np.where(acknowledged, to_cu, 0)
+    return Routes(pre, ack, start, table[:, ROUTE_RES], table[:, ROUTE_POST], table)
 
 
 def _resources(
     pod: Pod, numbering: Numbering, m: Messages, way: _Way
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every route's resources (CSR) and the pure delay after each."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every route's resources and the pure delay after each: the CSR starts, and one
+    table of both in the layout the packet core reads, so that it needs no copy."""
     fetch, crossing, port = way.fetch, way.crossing, way.port
     # the data's start and end: (GPU, router) each, and the resource at either end
     start_gpu = np.where(fetch, m.memory_gpu, m.gpu)
@@ -86,38 +90,89 @@ def _resources(
     last = np.where(fetch, numbering.id(EJECT, m.gpu, m.router), memory)
     # On one socket the second mesh path is empty: it starts and ends at the end's router.
     middle = np.where(crossing, way.via, end_router)
-    hops = pod.socket.router_paths.hops
-    length = 2 + hops[start_router, middle] + 2 * crossing + hops[middle, end_router]
+    paths = pod.socket.router_paths
+    length = 2 + paths.hops[start_router, middle] + 2 * crossing + paths.hops[middle, end_router]
     start = np.concatenate([[0], np.cumsum(length)])
-    resource = np.empty(start[-1], dtype=np.int64)
-    post = np.zeros(start[-1], dtype=np.int64)
-    at = start[:-1].copy()  # where each route's next resource goes
-    resource[at] = first
-    at = _mesh_path(pod, numbering, resource, at + 1, start_gpu, start_router, middle)
-    resource[at[crossing]] = numbering.id(EGRESS, start_gpu[crossing], port[crossing])
-    post[at[crossing]] = pod.plane_latency_ps
-    resource[at[crossing] + 1] = numbering.id(PLANE_OUT, end_gpu[crossing], port[crossing])
-    at = _mesh_path(pod, numbering, resource, at + 2 * crossing, end_gpu, middle, end_router)
-    resource[at] = last
-    return start, resource, post
+    table = np.zeros((start[-1], ROUTE_FIELDS), dtype=np.int64)
+    _write_routes(
+        start,
+        first,
+        last,
+        start_gpu,
+        end_gpu,
+        start_router,
+        middle,
+        end_router,
+        crossing,
+        port,
+        paths.start,
+        paths.links,
+        len(paths.hops),
+        np.array(numbering.first[: len(numbering.per_gpu)], dtype=np.int64),
+        np.array(numbering.per_gpu, dtype=np.int64),
+        pod.plane_latency_ps,
+        table,
+    )
+    return start, table
 
 
-def _mesh_path(
-    pod: Pod,
-    numbering: Numbering,
-    resource: np.ndarray,
-    at: np.ndarray,
-    gpu: np.ndarray,
-    src: np.ndarray,
-    dst: np.ndarray,
-) -> np.ndarray:
-    """Write each message's mesh links from router ``src`` to ``dst`` on ``gpu`` into
-    ``resource`` from ``at`` on; return where each route continues."""
-    table = pod.socket.router_paths
-    pair = src * len(table.hops) + dst
-    count = table.start[pair + 1] - table.start[pair]
-    step = ragged_arange(count)
-    owner = np.repeat(np.arange(len(pair)), count)
-    links = table.links[table.start[pair][owner] + step]
-    resource[at[owner] + step] = numbering.id(LINK, gpu[owner], links)
-    return at + count
+@jit(inline=True)
+def _write_path(
+    table: np.ndarray,
+    at: int,
+    links: int,
+    path_start: np.ndarray,
+    path_links: np.ndarray,
+    pair: int,
+) -> int:
+    """Write the mesh links of router pair ``pair`` (ids from ``links`` on) from ``at``
+    on; return where the route continues."""
+    for k in range(path_start[pair], path_start[pair + 1]):
+        table[at, ROUTE_RES] = links + path_links[k]
+        at += 1
+    return at
+
+
+@jit
+def _write_routes(
+    start: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    start_gpu: np.ndarray,
+    end_gpu: np.ndarray,
+    start_router: np.ndarray,
+    middle: np.ndarray,
+    end_router: np.ndarray,
+    crossing: np.ndarray,
+    port: np.ndarray,
+    path_start: np.ndarray,
+    path_links: np.ndarray,
+    routers: int,
+    kind_first: np.ndarray,
+    per_gpu: np.ndarray,
+    plane_ps: int,
+    table: np.ndarray,
+) -> None:
+    """Write every route from ``start[i]`` on, message by message: its first resource,
+    the mesh links from its start to the middle router, the egress port and plane output
+    when it crosses sockets (the plane's latency after the port), the mesh links from the
+    middle router to its end, its last resource. Compiled, it needs no temporary per
+    route entry (the routes are most of a lowered scenario's memory)."""
+    for i in range(len(first)):
+        at = start[i]
+        table[at, ROUTE_RES] = first[i]
+        at += 1
+        links = kind_first[LINK] + start_gpu[i] * per_gpu[LINK]
+        pair = start_router[i] * routers + middle[i]
+        at = _write_path(table, at, links, path_start, path_links, pair)
+        if crossing[i]:
+            table[at, ROUTE_RES] = kind_first[EGRESS] + start_gpu[i] * per_gpu[EGRESS] + port[i]
+            table[at, ROUTE_POST] = plane_ps
+            table[at + 1, ROUTE_RES] = (
+                kind_first[PLANE_OUT] + end_gpu[i] * per_gpu[PLANE_OUT] + port[i]
+            )
+            at += 2
+        links = kind_first[LINK] + end_gpu[i] * per_gpu[LINK]
+        pair = middle[i] * routers + end_router[i]
+        at = _write_path(table, at, links, path_start, path_links, pair)
+        table[at, ROUTE_RES] = last[i]

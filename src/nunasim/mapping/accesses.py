@@ -13,6 +13,7 @@ loads and writes are plain.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -125,8 +126,29 @@ class AccessTable(NamedTuple):
         return (self.kind == READ) | (self.kind == LOAD)
 
 
+# Tables so far, by plan object (plans are frozen): a run needs its plan's table to admit,
+# place (once per NAR granularity ``auto`` tries) and lower. Entries of plans that are gone
+# are dropped whenever another is added.
+_TABLES: dict[int, tuple[weakref.ref[Plan], AccessTable]] = {}
+
+
 def plan_accesses(plan: Plan) -> AccessTable:
-    """The ranges every step of ``plan`` fetches and delivers."""
+    """The ranges every step of ``plan`` fetches and delivers (read-only arrays, worked out
+    once per plan object)."""
+    key = id(plan)
+    known = _TABLES.get(key)
+    if known is not None and known[0]() is plan:
+        return known[1]
+    table = _accesses(plan)
+    for column in table:
+        column.setflags(write=False)
+    for gone in [k for k, (ref, _) in _TABLES.items() if ref() is None]:
+        del _TABLES[gone]
+    _TABLES[key] = (weakref.ref(plan), table)
+    return table
+
+
+def _accesses(plan: Plan) -> AccessTable:
     rows = []
     group = 0
     for number, (sid, step) in enumerate(plan.steps()):

@@ -45,8 +45,19 @@ class ResolvedLines(NamedTuple):
 
     def remote(self) -> ResolvedLines:
         """The loads and stores that cross to another GPU."""
-        crossing = (self.kind == LOAD) | (self.kind == STORE)
-        return self.select(crossing & (self.memory_gpu != self.gpu))
+        return self.select(crossing(self.kind, self.gpu, self.memory_gpu))
+
+
+def crossing(kind: np.ndarray, gpu: np.ndarray, memory_gpu: np.ndarray) -> np.ndarray:
+    """True for the loads and stores that cross to another GPU."""
+    return ((kind == LOAD) | (kind == STORE)) & (memory_gpu != gpu)
+
+
+def remote_lines(plan: Plan, placement: Placement) -> ResolvedLines:
+    """``resolve(plan, placement).remote()``, resolving the remote accesses only."""
+    accesses = plan_accesses(plan)
+    rows = np.nonzero(crossing(accesses.kind, accesses.gpu, accesses.memory_gpu))[0]
+    return resolve(plan, placement, accesses, rows)
 
 
 def ragged_arange(counts: np.ndarray) -> np.ndarray:
@@ -56,22 +67,28 @@ def ragged_arange(counts: np.ndarray) -> np.ndarray:
     return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - counts, counts)
 
 
-def resolve(plan: Plan, placement: Placement, accesses: AccessTable | None = None) -> ResolvedLines:
+def resolve(
+    plan: Plan,
+    placement: Placement,
+    accesses: AccessTable | None = None,
+    rows: np.ndarray | None = None,
+) -> ResolvedLines:
     """The lines of every access of ``plan`` (``plan_accesses`` unless given) under
-    ``placement``."""
+    ``placement``, or of the accesses ``rows`` (row numbers, increasing) only."""
     accesses = plan_accesses(plan) if accesses is None else accesses
-    of_chunk = np.repeat(np.arange(len(accesses.kind)), accesses.count)
-    chunk = accesses.chunk[of_chunk] + ragged_arange(accesses.count)
+    rows = np.arange(len(accesses.kind)) if rows is None else rows
+    of_chunk = np.repeat(rows, accesses.count[rows])
+    chunk = accesses.chunk[of_chunk] + ragged_arange(accesses.count[rows])
     address = placement.chunk_lines(
         accesses.memory_gpu[of_chunk], accesses.buffer[of_chunk], chunk
     ).ravel()
     access = np.repeat(of_chunk, placement.lines_per_chunk)
     kind, gpu = accesses.kind[access], accesses.gpu[access]
     cu = placement.cus_of(accesses.gpu, accesses.tb)[access]
-    crossing = (kind == LOAD) | (kind == STORE)
+    leaves = (kind == LOAD) | (kind == STORE)
     port = np.full(len(address), -1, dtype=np.int64)
     amap = placement.address_map
-    port[crossing] = amap.ports_of(address[crossing])
+    port[leaves] = amap.ports_of(address[leaves])
     return ResolvedLines(
         access=access,
         kind=kind,

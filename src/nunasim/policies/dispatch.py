@@ -30,12 +30,12 @@ def die_orders(socket: Socket, rng: np.random.Generator) -> list[list[int]]:
 
 def ua_cus(socket: Socket, count: int, rng: np.random.Generator) -> np.ndarray:
     """CUs for ``count`` threadblocks, dispatched in order."""
-    orders = [order for order in die_orders(socket, rng) if order]
-    load = np.zeros(socket.cus, dtype=np.int64)
+    orders = [np.array(order, dtype=np.int64) for order in die_orders(socket, rng) if order]
     cus = np.empty(count, dtype=np.int64)
-    for t in range(count):
-        order = orders[t % len(orders)]
-        least = min(load[c] for c in order)
-        cus[t] = next(c for c in order if load[c] == least)
-        load[cus[t]] += 1
+    # The dies' CUs are disjoint and each die's dispatcher takes its CUs in its order, one
+    # more threadblock each per pass: the k-th threadblock a die receives goes to the k-th
+    # CU of its order, cyclically.
+    for d, order in enumerate(orders):
+        received = np.arange(d, count, len(orders))
+        cus[received] = order[np.arange(len(received)) % len(order)]
     return cus

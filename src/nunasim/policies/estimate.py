@@ -15,21 +15,22 @@ import numpy as np
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
 from nunasim.mapping.placement import Placement
-from nunasim.policies.paths import remote_legs
+from nunasim.mapping.resolve import remote_lines
 from nunasim.units import transfer_ps
 
 
 def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
     """The estimated time of ``plan`` placed by ``placement`` on ``pod``, in ps."""
     socket = placement.socket
-    legs = remote_legs(plan, placement)
-    lines = legs.lines
+    lines = remote_lines(plan, placement)
     if not lines.size:
         return 0.0
+    port = socket.port_routers[lines.port]
+    table = socket.router_paths.latency_ps
     stack_latency = np.array([s.latency_ps for s in socket.stacks], dtype=np.int64)
     latency = (
         socket.l1_latency_ps
-        + (legs.cu_port_ps + legs.port_stack_ps).mean()
+        + (table[lines.router, port] + table[port, socket.stack_routers[lines.stack]]).mean()
         + pod.port_flit_ps
         + pod.plane_latency_ps
         + stack_latency[lines.stack].mean()

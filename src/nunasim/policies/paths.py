@@ -14,7 +14,7 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.resolve import ResolvedLines, resolve
+from nunasim.mapping.resolve import ResolvedLines, remote_lines
 
 
 class RemoteLegs(NamedTuple):
@@ -30,7 +30,7 @@ class RemoteLegs(NamedTuple):
 def remote_legs(plan: Plan, placement: Placement) -> RemoteLegs:
     """The remote lines of ``plan`` under ``placement`` and the legs they travel."""
     socket = placement.socket
-    lines = resolve(plan, placement).remote()
+    lines = remote_lines(plan, placement)
     port = socket.port_routers[lines.port]
     stack = socket.stack_routers[lines.stack]
     table = socket.router_paths

@@ -24,28 +24,33 @@ behind them.
   backs, as for UA+NAR).
 
 Pages that no policy decision reaches (a buffer no threadblock touches) get UA pages.
+The sequential decisions (a CU per threadblock, a stack per chunk and per flag page, under
+the budgets) run as one compiled pass (``assign.py``); what depends on the plan alone is
+worked out once per plan (``facts.py``); pages live in one flat array (``pages.py``).
 Distances are zero-load NoC latencies (``Socket.router_paths``), so a die crossing costs
 what it costs the traffic.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from functools import cached_property
 
 import numpy as np
 
-from nunasim.collectives.access import access_sets
-from nunasim.collectives.plan import Buffer, Plan
+from nunasim.collectives.plan import Plan
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
 from nunasim.mapping.placement import BUFFERS, BufferPages, Configuration, GpuPlacement, Placement
-from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
+from nunasim.policies.assign import place_flags, place_threadblocks
+from nunasim.policies.budget import cu_budget, stack_budget
 from nunasim.policies.dispatch import ua_cus
 from nunasim.policies.estimate import estimate_ps
-from nunasim.policies.logical import GROUPINGS, logical_allocation
+from nunasim.policies.facts import BUFFER_INDEX, PlanFacts, Processing, plan_facts
+from nunasim.policies.logical import GROUPINGS
+from nunasim.policies.pages import Pages, page_frames, round_robin_regions, ua_pages
 
 CONFIGURATIONS: dict[str, Configuration] = {
     c.name: c
@@ -74,57 +79,21 @@ def uses_domains(config: Configuration) -> bool:
     return config.nar or config.threadblocks == "NAP"
 
 
-class _Pages:
-    """Per GPU and buffer: each page's (region, stack), decided first come first served."""
-
-    def __init__(self, plan: Plan, layout: BufferLayout) -> None:
-        self.layout = layout
-        self.region: list[dict[Buffer, np.ndarray]] = [
-            {b: np.full(layout.pages(p.buffer_chunks(b)), -1, dtype=np.int64) for b in BUFFERS}
-            for p in plan.gpus
-        ]
-        self.padding = sum(layout.padding(p.buffer_chunks(b)) for p in plan.gpus for b in BUFFERS)
-
-    def open_pages(self, gpu: int, buffer: Buffer, chunk: int) -> list[int]:
-        pages = self.layout.chunk_pages(chunk)
-        regions = self.region[gpu][buffer]
-        return [p for p in pages if regions[p] < 0]
-
-    def set(self, gpu: int, buffer: Buffer, pages: list[int], region: int) -> None:
-        self.region[gpu][buffer][pages] = region
-
-
-def _ua_pages(pages: _Pages, amap: AddressMap, nar_granularity: int | None) -> None:
-    """Fill every undecided page: round-robin over stacks in page order per GPU."""
-    order = amap.socket.interleave_order
-    stacks = len(order)
-    segment = amap.segment(nar_granularity)
-    layout = amap.layout(nar_granularity) if nar_granularity else None
-    for per_gpu in pages.region:
-        counter = 0
-        for buffer in BUFFERS:
-            regions = per_gpu[buffer]
-            for page in range(len(regions)):
-                stack = order[counter % stacks]
-                if regions[page] < 0:
-                    if layout is None:
-                        regions[page] = amap.region(0, -1, stack)
-                    else:
-                        backs = layout.stack_domains[stack]
-                        domain = backs[(counter // stacks) % len(backs)]
-                        regions[page] = amap.region(segment, domain, stack)
-                counter += 1
-
-
 def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
     """UA dispatch on every GPU; the dies' dispatch orders come from ``seed`` and are the
     same on every GPU (identical sockets, identical dispatchers)."""
-    return [ua_cus(socket, len(p.threadblocks), np.random.default_rng(seed)) for p in plan.gpus]
+    dispatched: dict[int, np.ndarray] = {}
+    for p in plan.gpus:
+        count = len(p.threadblocks)
+        if count not in dispatched:
+            dispatched[count] = ua_cus(socket, count, np.random.default_rng(seed))
+    return [dispatched[len(p.threadblocks)].copy() for p in plan.gpus]
 
 
 def _order_by(values: np.ndarray) -> np.ndarray:
-    """Indices by increasing value, the lower index first among equals."""
-    return np.lexsort((np.arange(len(values)), values))
+    """Indices by increasing value, the lower index first among equals (along the last
+    axis)."""
+    return np.argsort(values, axis=-1, kind="stable")
 
 
 class _Placer:
@@ -148,72 +117,156 @@ class _Placer:
         self.chunk_bytes = plan.chunk_bytes(size)
         self.size = size
         self.lines_per_chunk = -(-self.chunk_bytes // socket.line_bytes)
-        self.pages = _Pages(
+        self.pages = Pages(
             plan, BufferLayout(self.chunk_bytes, socket.line_bytes, socket.page_bytes, layout)
         )
-        self.cus = [cu_budget(socket) for _ in plan.gpus]
-        self.stacks = [stack_budget(socket) for _ in plan.gpus]
+        self.cus = cu_budget(socket)
+        self.stacks = stack_budget(socket)
+        self.cu_used = np.zeros((plan.ngpus, socket.cus), dtype=np.int64)
+        self.cu_count = np.zeros((plan.ngpus, socket.cus), dtype=np.int64)
+        self.stack_used = np.zeros((plan.ngpus, len(socket.stacks)), dtype=np.int64)
+        self.cu_fallbacks = self.stack_fallbacks = 0
         self.latency = socket.router_paths.latency_ps
         self.cu_routers = socket.router_of_cu
         self.stack_routers = socket.stack_routers
         self.tb_cu = [np.full(len(p.threadblocks), -1, dtype=np.int64) for p in plan.gpus]
         self.tb_domain = [np.full(len(p.threadblocks), -1, dtype=np.int64) for p in plan.gpus]
 
+    # --- decisions in a compiled pass ----------------------------------------------------
+
+    @cached_property
+    def facts(self) -> PlanFacts:
+        """What the plan-only inputs are (UA needs none of them)."""
+        return plan_facts(self.plan)
+
+    @cached_property
+    def _stack_orders(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``place_threadblocks``' stack candidates per (domain, router) and per domain's
+        ports, their lengths, and each domain's regions (``assign.py``)."""
+        socket, g = self.socket, self.granularity
+        layout = domain_layout(socket, g)
+        segment = self.amap.segment(g if self.nar else None)
+        stacks = len(socket.stacks)
+        routers = self.latency.shape[0]
+        orders = np.full((g * routers + g, stacks), -1, dtype=np.int64)
+        lengths = np.zeros(g * routers + g, dtype=np.int64)
+        region_of = np.full((g, stacks), -1, dtype=np.int64)
+        for d in range(g):
+            allowed = np.array(layout.stacks[d]) if self.nar else np.arange(stacks)
+            near_cu = allowed[_order_by(self.latency[:, self.stack_routers[allowed]])]
+            orders[d * routers : (d + 1) * routers, : len(allowed)] = near_cu
+            lengths[d * routers : (d + 1) * routers] = len(allowed)
+            near_ports = allowed[_order_by(layout.router_distance[d][self.stack_routers[allowed]])]
+            orders[g * routers + d, : len(allowed)] = near_ports
+            lengths[g * routers + d] = len(allowed)
+            for s in allowed.tolist():
+                region_of[d, s] = self.amap.region(segment, d if self.nar else -1, s)
+        return orders, lengths, region_of
+
+    def _assign(
+        self,
+        order: Processing,
+        rows: np.ndarray,
+        cu_orders: np.ndarray,
+        place_pages: bool = False,
+    ) -> None:
+        """Run ``place_threadblocks`` over the threadblocks of ``order``, each choosing
+        among the CUs of its row of ``cu_orders``, and with ``place_pages`` placing the
+        chunks it touches."""
+        demands = self.facts.demands(self.lines_per_chunk, self.socket.outstanding_requests)
+        demand = np.concatenate(demands)[np.cumsum([0, *map(len, demands)])[order.gpu] + order.tb]
+        tb_cu = np.empty(len(order.gpu), dtype=np.int64)
+        if place_pages:
+            orders, lengths, region_of = self._stack_orders
+            first, last = self.pages.chunk_pages(order.owner, order.buffer, order.chunk)
+            toucher = np.repeat(order.gpu, np.diff(order.chunk_start))
+            chunk_start, owner, near_ports = order.chunk_start, order.owner, order.owner != toucher
+        else:
+            chunk_start = np.zeros(len(order.gpu) + 1, dtype=np.int64)
+            owner = first = last = np.zeros(0, dtype=np.int64)
+            near_ports = np.zeros(0, dtype=bool)
+            orders, lengths, region_of = (
+                np.zeros((1, 1), dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                np.zeros((1, 1), dtype=np.int64),
+            )
+        cu_fallbacks, stack_fallbacks = place_threadblocks(
+            order.gpu,
+            rows.astype(np.int64),
+            demand,
+            cu_orders.astype(np.int64),
+            self.cus.capacity,
+            self.cu_used,
+            self.cu_count,
+            int(self.cus.residents or np.iinfo(np.int64).max),
+            tb_cu,
+            self.cu_routers.astype(np.int64),
+            chunk_start,
+            owner,
+            first,
+            last,
+            near_ports,
+            self.latency.shape[0],
+            orders,
+            lengths,
+            self.stacks.capacity,
+            self.stack_used,
+            self.lines_per_chunk,
+            region_of,
+            self.pages.region,
+        )
+        self.cu_fallbacks += cu_fallbacks
+        self.stack_fallbacks += stack_fallbacks
+        for g in range(self.plan.ngpus):
+            mine = order.gpu == g
+            self.tb_cu[g][order.tb[mine]] = tb_cu[mine]
+
     # --- NAP --------------------------------------------------------------------------
 
     def nap(self, place_pages: bool) -> None:
-        socket, plan = self.socket, self.plan
-        layout = domain_layout(socket, self.granularity)
-        segment = self.amap.segment(self.granularity if self.nar else None)
-        sets = access_sets(plan)
-        cu_orders = [layout.cus_by_distance(socket, d) for d in range(self.granularity)]
-        all_stacks = np.arange(len(socket.stacks))
-        nar = 0
-        for group in logical_allocation(sets, self.grouping):
-            nar = (nar + 1) % self.granularity  # Algorithm 1, line 12: round-robin domains
-            for gpu, tb in group.members:
-                demand = tb_demand(plan, gpu, tb, self.lines_per_chunk, socket.outstanding_requests)
-                cu = self.cus[gpu].choose(cu_orders[nar], demand)
-                self.tb_cu[gpu][tb] = cu
-                self.tb_domain[gpu][tb] = nar
-                if not place_pages:
-                    continue
-                allowed = np.array(layout.stacks[nar]) if self.nar else all_stacks
-                near_cu = allowed[
-                    _order_by(self.latency[self.cu_routers[cu], self.stack_routers[allowed]])
-                ]
-                near_ports = allowed[
-                    _order_by(layout.router_distance[nar][self.stack_routers[allowed]])
-                ]
-                for chunk_id, buffer, owner in sorted(sets[(gpu, tb)].chunks):
-                    buffer = Buffer(buffer)
-                    open_pages = self.pages.open_pages(owner, buffer, chunk_id)
-                    if not open_pages:
-                        continue
-                    order = near_cu if owner == gpu else near_ports
-                    stack = self.stacks[owner].fill(order, self.lines_per_chunk)
-                    region = self.amap.region(segment, nar if self.nar else -1, stack)
-                    self.pages.set(owner, buffer, open_pages, region)
+        layout = domain_layout(self.socket, self.granularity)
+        order = self.facts.processing(self.grouping)
+        # Algorithm 1, line 12: the groups go round-robin to the domains, the first to 1.
+        rows = (order.group + 1) % self.granularity
+        for g in range(self.plan.ngpus):
+            mine = order.gpu == g
+            self.tb_domain[g][order.tb[mine]] = rows[mine]
+        cu_orders = np.stack(
+            [layout.cus_by_distance(self.socket, d) for d in range(self.granularity)]
+        )
+        self._assign(order, rows, cu_orders, place_pages)
 
     # --- NUMA -------------------------------------------------------------------------
 
     def numa(self) -> None:
         """Threadblocks near the memory they access (Algorithm 1's scheduling with baseline
         pages, as the paper's NUMA proxy runs it); pages must already be placed."""
-        socket, plan = self.socket, self.plan
-        sets = access_sets(plan)
+        socket, sets = self.socket, self.facts.sets
         provisional = self.result(fallback=False)
         router_cost_base = self.latency[:, self.stack_routers]  # [router, stack]
-        for group in logical_allocation(sets, self.grouping):
-            for gpu, tb in group.members:
-                weight = np.zeros(len(socket.stacks))
-                access = sets[(gpu, tb)]
-                for chunk_id, buffer, owner in access.local_reads | access.local_writes:
-                    stacks = provisional.chunk_stacks(owner, Buffer(buffer), chunk_id)
-                    weight += np.bincount(stacks, minlength=len(socket.stacks))
-                cost = (router_cost_base @ weight)[self.cu_routers]
-                demand = tb_demand(plan, gpu, tb, self.lines_per_chunk, socket.outstanding_requests)
-                self.tb_cu[gpu][tb] = self.cus[gpu].choose(_order_by(cost), demand)
+        stacks = len(socket.stacks)
+        order = self.facts.processing(self.grouping)
+        members = list(zip(order.gpu.tolist(), order.tb.tolist(), strict=True))
+        weight = np.zeros((len(members), stacks))
+        touched = [
+            (i, owner, BUFFER_INDEX[buffer], chunk_id)
+            for i, key in enumerate(members)
+            for chunk_id, buffer, owner in sets[key].local_reads | sets[key].local_writes
+        ]
+        # In batches, so that a large collective's lines never all exist at once.
+        batch = max(1, (1 << 22) // max(self.lines_per_chunk, 1))
+        for b in range(0, len(touched), batch):
+            part = np.array(touched[b : b + batch], dtype=np.int64).reshape(-1, 4)
+            lines = provisional.chunk_lines(part[:, 1], part[:, 2], part[:, 3])
+            tb = np.repeat(part[:, 0], lines.shape[1])
+            hits = np.bincount(
+                tb * stacks + provisional.address_map.stacks_of(lines.ravel()),
+                minlength=len(members) * stacks,
+            )
+            weight += hits.reshape(len(members), stacks)
+        distinct, row = np.unique(weight, axis=0, return_inverse=True)
+        cost = (router_cost_base @ distinct.T).T[:, self.cu_routers]  # [distinct, cu]
+        self._assign(order, row.reshape(-1), _order_by(cost))
 
     # --- result -----------------------------------------------------------------------
 
@@ -223,50 +276,42 @@ class _Placer:
         With NAP pages a flag sits on the stack nearest its threadblock's CU (among the
         stacks backing its domain under NAR); otherwise flag pages go round-robin over the
         stacks like UA's pages, in threadblock order."""
-        socket, amap = self.socket, self.amap
-        segment = amap.segment(self.granularity if self.nar else None)
-        layout = amap.layout(self.granularity) if self.nar else None
-        stacks = len(socket.stacks)
-        regions = np.empty(len(self.tb_cu[gpu]), dtype=np.int64)
-        for tb, cu in enumerate(self.tb_cu[gpu]):
-            domain = int(self.tb_domain[gpu][tb])
-            if self.config.pages == "NAP":
-                allowed = np.array(layout.stacks[domain]) if layout else np.arange(stacks)
-                latency = self.latency[self.cu_routers[cu], self.stack_routers[allowed]]
-                stack = self.stacks[gpu].fill(allowed[_order_by(latency)], 1)
-                regions[tb] = amap.region(segment, domain if layout else -1, stack)
-            else:
-                stack = socket.interleave_order[tb % stacks]
-                if layout is None:
-                    regions[tb] = amap.region(0, -1, stack)
-                else:
-                    backs = layout.stack_domains[stack]
-                    regions[tb] = amap.region(segment, backs[(tb // stacks) % len(backs)], stack)
+        count = len(self.tb_cu[gpu])
+        if self.config.pages != "NAP":
+            return round_robin_regions(self.amap, self.granularity if self.nar else None, count)
+        orders, lengths, region_of = self._stack_orders
+        regions = np.empty(count, dtype=np.int64)
+        self.stack_fallbacks += place_flags(
+            self.tb_cu[gpu],
+            np.maximum(self.tb_domain[gpu], 0),
+            self.cu_routers.astype(np.int64),
+            self.latency.shape[0],
+            orders,
+            lengths,
+            self.stacks.capacity,
+            self.stack_used[gpu],
+            region_of,
+            regions,
+        )
         return regions
 
     def result(self, fallback: bool = True) -> Placement:
         gpus = []
         for g in range(self.plan.ngpus):
-            frames: dict[int, int] = defaultdict(int)
-            buffers = {}
-            for buffer in BUFFERS:
-                regions = self.pages.region[g][buffer]
-                frame = np.empty(len(regions), dtype=np.int64)
-                for page, region in enumerate(regions):
-                    frame[page] = frames[int(region)]
-                    frames[int(region)] += 1
-                buffers[buffer] = BufferPages(regions.copy(), frame)
             flag_region = self.flag_regions(g)
-            flag_frame = np.empty(len(flag_region), dtype=np.int64)
-            for tb, region in enumerate(flag_region):
-                flag_frame[tb] = frames[int(region)]
-                frames[int(region)] += 1
+            regions = np.concatenate([self.pages.region[self.pages.gpu_pages(g)], flag_region])
+            frames = page_frames(regions)
+            buffers, at = {}, 0
+            for b, buffer in enumerate(BUFFERS):
+                count = int(self.pages.counts[g, b])
+                buffers[buffer] = BufferPages(regions[at : at + count], frames[at : at + count])
+                at += count
             gpus.append(
                 GpuPlacement(
                     self.tb_cu[g].copy(),
                     self.tb_domain[g].copy(),
                     buffers,
-                    BufferPages(flag_region, flag_frame),
+                    BufferPages(flag_region, frames[at:]),
                 )
             )
         return Placement(
@@ -277,10 +322,10 @@ class _Placer:
             seed=self.seed,
             address_map=self.amap,
             gpus=tuple(gpus),
-            fallback_tbs=sum(b.fallbacks for b in self.cus) if fallback else 0,
-            fallback_chunks=sum(b.fallbacks for b in self.stacks) if fallback else 0,
-            cu_used=tuple(b.used.copy() for b in self.cus),
-            stack_used=tuple(b.used.copy() for b in self.stacks),
+            fallback_tbs=self.cu_fallbacks if fallback else 0,
+            fallback_chunks=self.stack_fallbacks if fallback else 0,
+            cu_used=tuple(self.cu_used.copy()),
+            stack_used=tuple(self.stack_used.copy()),
             layout_mode=self.pages.layout.mode,
             padding_bytes=self.pages.padding,
         )
@@ -289,7 +334,7 @@ class _Placer:
         config = self.config
         if config.threadblocks == "NAP":
             self.nap(place_pages=config.pages == "NAP")
-        _ua_pages(self.pages, self.amap, self.granularity if self.nar else None)
+        ua_pages(self.pages, self.amap, self.granularity if self.nar else None)
         if config.threadblocks == "UA":
             self.tb_cu = _ua_threadblocks(self.plan, self.socket, self.seed)
         elif config.threadblocks == "NUMA":

@@ -152,7 +152,7 @@ def core_inputs(lowered: Lowered) -> CoreInputs:
         timed_at=none,
         msg_kind=lo.msg_kind.astype(np.int64),
         msg_route=np.arange(lo.messages, dtype=np.int64),  # a route of its own each
-        route=route_rows(lo.route, lo.route_post_ps),
+        route=lo.route_table,  # already in the core's layout
         ncus=lo.ngpus * lo.cus_per_gpu,
         stop_step=-1,
     )
