@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.llm_study import (
     fig2_table,
     fig15_summary,
@@ -17,7 +18,7 @@ from nunasim.plotting.llm import draw_fig15, draw_size_cdfs
 @pytest.mark.slow
 def test_quick_fig15_runs_and_summarises(tmp_path):
     study = load_study()
-    table = fig15_table(quick=True, cache_path=tmp_path / "cache.json")
+    table = fig15_table(quick=True, cache=ResultCache(tmp_path / "cache"))
     expected = len(study.quick_models) * len(study.quick_gpus) * 2 * len(study.configurations)
     assert len(table) == expected
     assert (table.time_ms >= table.compute_ms).all()
