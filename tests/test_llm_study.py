@@ -163,32 +163,36 @@ def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
 
 
 def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, capsys):
-    import json
-
     from nunasim.cli.main import main
+    from nunasim.experiments.cache import ResultCache, point_key
+    from nunasim.experiments.llm_study import collective_point
 
+    # The study's collectives live in the sweeps' result cache: fill it with made-up times
+    # and the command must use them (and simulate nothing).
     study = load_study()
-    cache = {}
+    preset = load_preset("nextgen-4die")
+    cache = ResultCache(tmp_path / "cache")
     for kind in ("allreduce", "allgather", "alltoall", "reducescatter", "sendrecv"):
-        for gpus in (2,):
-            for configuration in study.configurations:
-                for size in study.quick_sizes:
-                    key = f"nextgen-4die|{kind}|{gpus}|{configuration}|{size}"
-                    cache[key] = fake_simulator(kind, size, gpus, configuration)
-    path = tmp_path / "cache.json"
-    path.write_text(json.dumps(cache))
-    assert main(["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--cache", str(path)]) == 0
+        for configuration in study.configurations:
+            for size in study.quick_sizes:
+                point = collective_point(kind, size, 2, configuration, engine=study.engine)
+                time = fake_simulator(kind, size, 2, configuration)
+                cache.put(point_key(point, preset), {"completion_ps": time})
+    before = {p.name: p.read_text() for p in cache.entries()}
+    argv = ["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--cache-dir", str(cache.folder)]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     for text in ("prefill on 2 GPUs, UA: TTFT", "decode on 2 GPUs, NAP+NAR: TPOT", "compute"):
         assert text in out
-    assert json.loads(path.read_text()) == cache  # nothing new was simulated
+    assert "the plan's own threadblock count" in out  # says which threadblocks ran
+    assert {p.name: p.read_text() for p in cache.entries()} == before  # nothing simulated
 
 
 def test_llm_command_refuses_an_unknown_model(capsys, tmp_path):
     from nunasim.cli.main import main
 
-    cache = str(tmp_path / "c.json")
-    assert main(["llm", "llama-9", "--gpus", "2", "--quick", "--cache", cache]) == 2
+    cache = str(tmp_path / "c")
+    assert main(["llm", "llama-9", "--gpus", "2", "--quick", "--cache-dir", cache]) == 2
     assert "shipped: llama-2-7b" in capsys.readouterr().err
 
 
@@ -216,8 +220,9 @@ def test_a_model_too_large_for_the_pod_is_refused(capsys, tmp_path):
     from nunasim.cli.main import main
 
     # 405B bf16 weights (810 GB) cannot fit one GPU's 576 GB: refused before any simulation
-    cache = tmp_path / "c.json"
-    assert main(["llm", "llama-3.1-405b", "--gpus", "1", "--quick", "--cache", str(cache)]) == 2
+    cache = tmp_path / "c"
+    argv = ["llm", "llama-3.1-405b", "--gpus", "1", "--quick", "--cache-dir", str(cache)]
+    assert main(argv) == 2
     assert not cache.exists()
     assert "llama-3.1-405b on 1 GPUs: no configuration" in capsys.readouterr().err
 
@@ -239,3 +244,18 @@ def test_the_collective_speedup_compares_one_step_under_both_configurations():
     for phase in ratio.index:
         expected = 1 / ratio[phase]
         assert summary.loc[phase, "collective_speedup_geomean"] == pytest.approx(expected)
+
+
+def test_simulated_collectives_are_kept_in_the_sweeps_result_cache(tmp_path):
+    from nunasim.experiments.cache import ResultCache
+
+    preset = load_preset("nextgen-4die")
+    cache = ResultCache(tmp_path / "cache")
+    first = CollectiveTimer(preset, (4096,), cache)
+    time = first.point("alltoall", 4096, 2, "UA")
+    assert first.runs == 1 and cache.info().points == 1
+    # a new study (a new process) finds it there and runs nothing
+    again = CollectiveTimer(preset, (4096,), cache)
+    assert again.point("alltoall", 4096, 2, "UA") == time
+    assert again.runs == 0
+    assert time == collective_time("alltoall", 4096, 2, "UA")  # the cache changes nothing

@@ -3,22 +3,18 @@ under UA and NAP+NAR, with the step's breakdown."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from nunasim.cli.options import parse_threadblocks, preset_option
+from nunasim.cli.sweep_options import cache_options
+from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.llm_study import llm_table
 from nunasim.llm.operators import PHASES
 
 PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
-
-
-def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "nunasim" / "llm-collectives.json"
 
 
 @click.command("llm")
@@ -34,13 +30,7 @@ def default_cache() -> Path:
     help="Threadblocks per GPU of the simulated collectives, or 'auto' (the paper's search "
     "over counts and NAR granularities, about 12 runs a size) [default: the plan's own].",
 )
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON file keeping simulated collective times "
-    "[default: ~/.cache/nunasim/llm-collectives.json].",
-)
+@cache_options
 def llm_command(
     model: str,
     gpus: int,
@@ -48,11 +38,15 @@ def llm_command(
     preset_name: str,
     quick: bool,
     threadblocks: str | None,
-    cache: Path | None,
+    cache_dir: Path | None,
+    no_cache: bool,
 ) -> None:
     """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
     TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
     phases = PHASES if phase == "both" else (phase,)
+    cache = None if no_cache else ResultCache(cache_dir)
+    if cache is not None:
+        cache.check()
 
     def progress(what: str) -> None:
         if sys.stderr.isatty():
@@ -64,10 +58,11 @@ def llm_command(
         phases,
         quick=quick,
         preset=preset_name,
-        cache_path=cache or default_cache(),
+        cache=cache,
         progress=progress,
         threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks),
     )
+    click.echo(f"collectives simulated at {table.attrs['threadblocks']}")
     for row in table.itertuples():
         metric = "TTFT" if row.phase == "prefill" else "TPOT"
         ep = f" EP{row.ep}" if row.ep > 1 else ""

@@ -42,6 +42,7 @@ def figure_names(names: tuple[str, ...]) -> list[str]:
 def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) -> list[Path]:
     """The figure's files in ``folder``: its table (Parquet and CSV), its picture, the
     paper's claims beside ours (``paper.csv``) and what ran (``run.json``)."""
+    from nunasim.plotting.llm import draw_fig15_choices, draw_size_cdf_table
     from nunasim.plotting.paper_figures import DRAW_TABLE, draw_fig10
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -54,6 +55,14 @@ def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) 
     title = f"{outcome.title} ({preset}{', quick grid' if outcome.quick else ''})"
     if name == "fig10":
         picture = draw_fig10(outcome.stores, title)
+    elif name == "fig15":
+        # the summary is the figure's table; the bars are drawn from every model's choice
+        choices = outcome.stores["choices"]
+        written.append(write_table(choices, folder / "fig15-choices.parquet"))
+        written.append(write_table(choices, folder / "fig15-choices.csv"))
+        picture = draw_fig15_choices(choices, title)
+    elif name == "fig2":
+        picture = draw_size_cdf_table(outcome.table, title)
     else:
         picture = DRAW_TABLE[name](outcome.table, title)
     save_figure(picture, folder / f"{name}.png")
@@ -95,10 +104,12 @@ def reproduce_command(
     cache_dir: Path | None,
     no_cache: bool,
 ) -> None:
-    """Reproduce the paper's result figures: FIGURES are fig9 to fig14, or all. Each
+    """Reproduce the paper's result figures: FIGURES are fig9 to fig15, fig2, or all. Each
     writes, under --out, its table, its picture and the paper's claims beside ours."""
     if not figures and report is None:
-        raise ConfigError("name the figures to reproduce (fig9 ... fig14, or all), or --report")
+        raise ConfigError(
+            "name the figures to reproduce (fig9 ... fig15, fig2, or all), or --report"
+        )
     names = figure_names(figures)
     check_output_folder(out_dir)
     if report is not None:

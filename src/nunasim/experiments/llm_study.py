@@ -2,20 +2,18 @@
 collective-size distributions of Fig. 2.
 
 Collective times come from the simulator: each distinct (collective, size, GPUs,
-configuration) runs once through ``collective_time`` and is remembered (in memory, and in
-a JSON cache file when one is given); sizes between the simulated grid are interpolated in
+configuration) runs once through the sweep API and is remembered (in memory, and in the
+sweeps' result cache when one is given); sizes between the simulated grid are interpolated in
 log-log space. The search then tries every cut of the pod, batch and sequence length and
 keeps the fastest step that meets a throughput floor, separately per configuration.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from nunasim.errors import ConfigError
-from nunasim.experiments.sweep import Point, run_point
+from nunasim.experiments.cache import ResultCache, point_key
+from nunasim.experiments.sweep import Point, run_points
 from nunasim.hardware import Preset
-from nunasim.io.files import write_atomically
 from nunasim.io.models import load_inference_settings, load_model, model_names
 from nunasim.io.presets import load_preset, load_yaml
 from nunasim.io.traces import read_trace
@@ -58,6 +56,35 @@ _PLANS = {
 }
 
 
+def collective_point(
+    collective: str,
+    size: int,
+    gpus: int,
+    configuration: str,
+    threadblocks: int | str | None = None,
+    engine: str | None = None,
+) -> Point:
+    """The sweep point that prices one ``collective`` of ``size`` bytes on ``gpus`` GPUs
+    (``threadblocks``: the plan's own count, a count, or ``"auto"``, the paper's search).
+    ``engine`` is handed to the point when the sweep API has an engine field, and is
+    otherwise the packet engine every point runs on."""
+    if collective == "sendrecv":
+        collective, size, gpus = "alltoall", 2 * size, 2
+    if collective not in _PLANS:
+        raise ConfigError(f"no simulated collective for {collective!r}")
+    extra: dict[str, Any] = {}
+    if engine is not None and "engine" in {f.name for f in fields(Point)}:
+        extra["engine"] = engine
+    return Point(
+        _PLANS[collective],
+        max(size, 1),
+        Configuration.parse(configuration),
+        gpus=gpus,
+        threadblocks=threadblocks,
+        **extra,
+    )
+
+
 def collective_time(
     collective: str,
     size: int,
@@ -65,70 +92,54 @@ def collective_time(
     configuration: str,
     preset: Preset | str = "nextgen-4die",
     threadblocks: int | str | None = None,
+    cache: ResultCache | None = None,
 ) -> int:
-    """Completion time in picoseconds of one ``collective`` of ``size`` bytes on ``gpus``
-    GPUs under ``configuration``, simulated once through the sweep API (packet engine;
-    ``threadblocks``: the plan's own count, a count, or ``"auto"``, the paper's search). The
-    one place the study meets the simulator."""
+    """Completion time in picoseconds of one ``collective`` (``collective_point``), run
+    through the sweep API and its result cache when given: the one place the study meets
+    the simulator."""
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
-    if collective == "sendrecv":
-        collective, size, gpus = "alltoall", 2 * size, 2
-    if collective not in _PLANS:
-        raise ConfigError(f"no simulated collective for {collective!r}")
-    point = Point(
-        _PLANS[collective],
-        max(size, 1),
-        Configuration.parse(configuration),
-        gpus=gpus,
-        threadblocks=threadblocks,
-    )
-    return int(run_point(point, hardware).to_row()["completion_ps"])
+    point = collective_point(collective, size, gpus, configuration, threadblocks)
+    rows = run_points([point], hardware, cache=cache, workers=1)
+    return int(rows["completion_ps"].iloc[0])
 
 
 @dataclass
 class CollectiveTimer:
-    """Collective times at any size from simulations on a grid of ``sizes``: memoised, and
-    kept in ``cache_path`` (JSON) across runs when given."""
+    """Collective times at any size from simulations on a grid of ``sizes``: memoised here,
+    and kept across runs in the sweeps' result cache (``cache``; None: nothing kept), so
+    ``nunasim cache info|clear`` covers them."""
 
     preset: Preset
     sizes: tuple[int, ...]
-    cache_path: Path | None = None
+    cache: ResultCache | None = None
     progress: Progress | None = None
     simulate: Callable[[str, int, int, str], int] | None = None
     threadblocks: int | str | None = None
-    simulated: dict[str, int] = field(default_factory=dict)
+    engine: str | None = None
+    simulated: dict[tuple[str, int, int, str], int] = field(default_factory=dict)
     runs: int = 0
     extrapolated: int = 0
 
-    def __post_init__(self) -> None:
-        if self.cache_path is not None and self.cache_path.is_file():
-            # A damaged cache is rebuilt, not trusted.
-            with contextlib.suppress(OSError, json.JSONDecodeError):
-                self.simulated.update(json.loads(self.cache_path.read_text()))
-
-    def _key(self, kind: str, size: int, gpus: int, configuration: str) -> str:
-        tbs = "" if self.threadblocks is None else f"|tbs={self.threadblocks}"
-        return f"{self.preset.name}|{kind}|{gpus}|{configuration}|{size}{tbs}"
-
     def point(self, kind: str, size: int, gpus: int, configuration: str) -> int:
-        """The simulated time of one grid point (run on first use)."""
-        key = self._key(kind, size, gpus, configuration)
+        """The simulated time of one grid point (run on first use, unless cached)."""
+        key = (kind, size, gpus, configuration)
         if key not in self.simulated:
-            if self.progress:
-                self.progress(f"simulating {kind} {size} B on {gpus} GPUs, {configuration}")
-            run = self.simulate or (
-                lambda *a: collective_time(*a, preset=self.preset, threadblocks=self.threadblocks)
+            self.simulated[key] = (
+                self.simulate(*key) if self.simulate is not None else self._run(*key)
             )
-            self.simulated[key] = run(kind, size, gpus, configuration)
-            self.runs += 1
-            self.save()  # a long study resumes from here if stopped
         return self.simulated[key]
 
-    def save(self) -> None:
-        if self.cache_path is not None and self.runs:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(self.simulated, indent=0, sort_keys=True)
-            write_atomically(self.cache_path, lambda path: path.write_text(text))
+    def _run(self, kind: str, size: int, gpus: int, configuration: str) -> int:
+        point = collective_point(kind, size, gpus, configuration, self.threadblocks, self.engine)
+        cached = self.cache is not None and self.cache.get(point_key(point, self.preset))
+        if not cached:
+            self.runs += 1
+            if self.progress:
+                self.progress(f"simulating {kind} {size} B on {gpus} GPUs, {configuration}")
+        # One point at a time, here: the search asks for the points it needs as it goes,
+        # and each finished one is in the cache at once, so a stopped study resumes.
+        rows = run_points([point], self.preset, cache=self.cache, workers=1)
+        return int(rows["completion_ps"].iloc[0])
 
     def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """Interpolated time: log-log between grid sizes, the smallest's below the grid, and
@@ -187,6 +198,7 @@ class Study:
     phases: dict[str, PhaseGrid]
     collective_sizes: tuple[int, ...]
     threadblocks: int | str | None
+    engine: str | None
     quick_gpus: tuple[int, ...]
     quick_models: tuple[str, ...]
     quick_sizes: tuple[int, ...]
@@ -213,6 +225,7 @@ def load_study() -> Study:
         phases=phases,
         collective_sizes=tuple(sorted(parse_size(s) for s in data["collective_sizes"])),
         threadblocks=data.get("threadblocks"),
+        engine=data.get("engine"),
         quick_gpus=tuple(quick["gpus"]),
         quick_models=tuple(quick["models"]),
         quick_sizes=tuple(sorted(parse_size(s) for s in quick["collective_sizes"])),
@@ -346,54 +359,74 @@ def llm_table(
     *,
     quick: bool = False,
     preset: Preset | str = "nextgen-4die",
-    cache_path: Path | None = None,
+    cache: ResultCache | None = None,
     progress: Progress | None = None,
     timer: CollectiveTimer | None = None,
     threadblocks: int | str | None = None,
 ) -> pd.DataFrame:
     """The chosen configuration per model, GPU count, phase and configuration (UA,
     NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
-    setting for the simulated collectives (``"auto"``: the paper's search)."""
+    setting for the simulated collectives (``"auto"``: the paper's search); the table's
+    ``attrs`` say which ran (``threadblocks``) and how many simulations (``runs``)."""
     study = load_study()
     settings = load_inference_settings()
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     sizes = study.quick_sizes if quick else study.collective_sizes
     timer = timer or CollectiveTimer(
-        hardware, sizes, cache_path, progress, threadblocks=threadblocks or study.threadblocks
+        hardware,
+        sizes,
+        cache,
+        progress,
+        threadblocks=threadblocks or study.threadblocks,
+        engine=study.engine,
     )
     rates = rates_for(hardware, settings)
     rows = []
-    try:
-        for name in models:
-            model = load_model(name)
-            for n in gpus:
-                for phase in phases:
-                    reference: Candidate | None = None
-                    for configuration in study.configurations:
-                        chosen = best(model, n, phase, configuration, timer, study, settings, rates)
-                        reference = reference or chosen
-                        row = candidate_row(name, n, phase, configuration, chosen)
-                        if model.moe is None:
-                            row["ep"] = 1  # a dense model has no experts to spread
-                        # The first configuration's step priced under this one: the same
-                        # collectives, so their speedup is not mixed with a change of cut.
-                        same = step_breakdown(
-                            model,
-                            Step(phase, reference.batch, reference.seq),
-                            reference.parallelism,
-                            settings,
-                            rates,
-                            lambda kind, size, g, c=configuration: timer.time(kind, size, g, c),
-                        )
-                        row["reference_communication_ms"] = same.communication_ps / 1e9
-                        rows.append(row)
-    finally:
-        timer.save()
-    return pd.DataFrame(rows)
+    for name in models:
+        model = load_model(name)
+        for n in gpus:
+            for phase in phases:
+                reference: Candidate | None = None
+                for configuration in study.configurations:
+                    chosen = best(model, n, phase, configuration, timer, study, settings, rates)
+                    reference = reference or chosen
+                    row = candidate_row(name, n, phase, configuration, chosen)
+                    if model.moe is None:
+                        row["ep"] = 1  # a dense model has no experts to spread
+                    # The first configuration's step priced under this one: the same
+                    # collectives, so their speedup is not mixed with a change of cut.
+                    same = step_breakdown(
+                        model,
+                        Step(phase, reference.batch, reference.seq),
+                        reference.parallelism,
+                        settings,
+                        rates,
+                        lambda kind, size, g, c=configuration: timer.time(kind, size, g, c),
+                    )
+                    row["reference_communication_ms"] = same.communication_ps / 1e9
+                    rows.append(row)
+    table = pd.DataFrame(rows)
+    table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
+    table.attrs["runs"] = timer.runs
+    return table
+
+
+def threadblocks_text(threadblocks: int | str | None) -> str:
+    """How the simulated collectives chose their threadblocks, for outputs and reports."""
+    if threadblocks is None:
+        return "the plan's own threadblock count"
+    if threadblocks == "auto":
+        return "the best threadblock count and NAR granularity (the paper's search)"
+    return f"{threadblocks} threadblocks per GPU"
 
 
 def fig15_table(
-    quick: bool, cache_path: Path | None = None, progress: Progress | None = None
+    quick: bool,
+    cache: ResultCache | None = None,
+    progress: Progress | None = None,
+    *,
+    preset: Preset | str = "nextgen-4die",
+    threadblocks: int | str | None = None,
 ) -> pd.DataFrame:
     """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
     (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
@@ -402,7 +435,15 @@ def fig15_table(
     models = study.quick_models if quick else tuple(model_names())
     gpus = study.quick_gpus if quick else study.gpus
     started = time.perf_counter()
-    table = llm_table(models, gpus, quick=quick, cache_path=cache_path, progress=progress)
+    table = llm_table(
+        models,
+        gpus,
+        quick=quick,
+        preset=preset,
+        cache=cache,
+        progress=progress,
+        threadblocks=threadblocks,
+    )
     table.attrs["wall_s"] = time.perf_counter() - started
     return table
 

@@ -20,6 +20,8 @@ from nunasim.units import PS_PER_NS, format_size
 TEMPLATE = "reproduction_template.md"
 _PLACEHOLDER = re.compile(r"^\{\{(fig\d+)\}\}$", re.MULTILINE)
 _HOLDS = {"True": "yes", "False": "no"}
+# Columns shown to 3 places (the others are whole numbers, or ``*_pct`` to one place).
+_RATIOS = ("speedup", "slowdown", "collective_speedup", "fraction")
 
 
 def markdown_table(table: pd.DataFrame) -> str:
@@ -41,7 +43,7 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
         out = out.rename(columns={"completion_ps": "completion (ns)"})
     for column in out.columns:
         if out[column].dtype.kind == "f":
-            digits = 3 if column in ("speedup", "slowdown") else 0
+            digits = 3 if column in _RATIOS else 1 if column.endswith("_pct") else 0
             out[column] = [f"{v:,.{digits}f}" for v in out[column]]
     return out
 

@@ -70,3 +70,16 @@ def draw_size_cdfs(cdf: pd.DataFrame, title: str) -> Figure:
     figure.suptitle(title)
     figure.tight_layout()
     return figure
+
+
+def draw_fig15_choices(table: pd.DataFrame, title: str) -> Figure:
+    """``draw_fig15`` at the table's largest GPU count (the paper's Fig. 15: 64 GPUs)."""
+    figure = draw_fig15(table, gpus=int(table.gpus.max()))
+    figure.suptitle(title)
+    figure.tight_layout()
+    return figure
+
+
+def draw_size_cdf_table(cdf: pd.DataFrame, title: str) -> Figure:
+    """``draw_size_cdfs`` of a table whose sizes are ``size_bytes`` (a written figure's)."""
+    return draw_size_cdfs(cdf.rename(columns={"size_bytes": "size"}), title)

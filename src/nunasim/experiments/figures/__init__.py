@@ -9,4 +9,6 @@ FIGURES = {
     "fig13": "nunasim.experiments.figures.fig13",
     "fig14": "nunasim.experiments.figures.fig14",
     "fig9": "nunasim.experiments.figures.fig9",
+    "fig15": "nunasim.experiments.figures.fig15",
+    "fig2": "nunasim.experiments.figures.fig2",
 }
