@@ -1,8 +1,11 @@
 """What every transfer asks of the resources, counted without enumerating lines.
 
-A *flow* is one group of a step (``nunasim.mapping.accesses``): its line operations fetch
-one line of each source, combine them and deliver the result to each sink, so the group's
-ranges advance together, one line operation at a time. For each flow this module counts,
+A group of a step (``nunasim.mapping.accesses``) fetches one line of each source, combines
+them and delivers the result to each sink, line operation by line operation. A CU issues
+in FIFO order and a step enqueues every source line at its start, its sink lines only as
+their sources return, so a step's fetches are issued before its deliveries: a group
+moves as two *flows* one after the other, its fetches (flow ``2 g``) and its deliveries
+(flow ``2 g + 1``), each advancing its ranges together. For each flow this module counts,
 exactly, the wire lines each of its ranges moves over every resource (mesh link, injection
 and ejection port, egress port, plane output, stack) and turns them into *demands*: the
 busy time per line operation on each resource. The CU's outstanding-request window is a
@@ -39,10 +42,10 @@ class Demands(NamedTuple):
     """Per flow (a group of a step), per access and per resource."""
 
     flow_step: np.ndarray
-    flow_cu: np.ndarray  # CU of the flow's threadblock, numbered over the pod
-    flow_ops: np.ndarray  # line operations
-    flow_issue_ps: np.ndarray  # zero-load time to fetch and combine one line operation
-    flow_tail_ps: np.ndarray  # issue, then the slowest fenced delivery and its acknowledgement
+    flow_ops: np.ndarray  # line operations (0: a phase with nothing to move)
+    # a fetch flow: zero-load time to fetch and combine one line operation; a delivery
+    # flow: its slowest fenced delivery and acknowledgement
+    flow_tail_ps: np.ndarray
     entry_start: np.ndarray  # CSR over flows
     entry_res: np.ndarray  # resources (then CU windows, then CU compute units)
     entry_coef: np.ndarray  # busy ps per line operation (for a window: slot-ps / window)
@@ -177,7 +180,9 @@ def flow_demands(
         socket.outstanding_requests,
         plan.ngpus * socket.cus,
     )
-    return Demands(step, flow_cu, chunks * -(-chunk_bytes // op_bytes), *out)
+    ops = chunks * -(-chunk_bytes // op_bytes)
+    moves = np.diff(out[1]) > 0  # a phase with no range has no entries
+    return Demands(np.repeat(step, 2), np.where(moves, np.repeat(ops, 2), 0), *out)
 
 
 @jit(inline=True)
@@ -278,9 +283,8 @@ def _demands(
     access_data = np.zeros(naccess, dtype=np.int64)
     access_route = np.zeros(naccess, dtype=np.int64)
     access_route_max = np.zeros(naccess, dtype=np.int64)
-    issue = np.zeros(ngroups, dtype=np.int64)
-    tail = np.zeros(ngroups, dtype=np.int64)
-    entry_start = np.zeros(ngroups + 1, dtype=np.int64)
+    tail = np.zeros(2 * ngroups, dtype=np.int64)
+    entry_start = np.zeros(2 * ngroups + 1, dtype=np.int64)
     entry_res = np.empty(1024, dtype=np.int64)
     entry_coef = np.empty(1024, dtype=np.float64)
     nentries = 0
@@ -290,133 +294,139 @@ def _demands(
         kind_per_gpu[LINK], kind_per_gpu[EGRESS], kind_per_gpu[STACK], kind_per_gpu[INJECT]
     )
     for f in range(ngroups):
-        nt = 0
         fetch = 0
-        deliver = 0
-        slots = 0  # request slot-ps of one pass over the flow's lines
-        for a in range(group_start[f], group_start[f + 1]):
-            g, h, r, k = gpu[a], mgpu[a], router[a], kind[a]
-            crossing = k == LOAD or k == STORE
-            if crossing:
-                _count_lines(
-                    h, buffer[a], chunk[a], count[a], proto[a], True, offsets, page_first,
-                    region, frame, region_stack, region_first, region_ports, region_width,
-                    mode, line_bytes, page_bytes, wire, wire_data, port_pr, stacks,
-                    n_port, n_prs, n_stack, d_stack,
-                )
-            else:
-                u = cached[a]
-                for s in range(stacks):
-                    n_stack[s] = cache_lines[u, s]
-                    d_stack[s] = cache_data[u, s]
-            total = 0
-            data = 0
-            for s in range(stacks):
-                total += n_stack[s]
-                data += d_stack[s]
-            access_lines[a] = total
-            access_data[a] = data
-            route_sum = 0
-            route_max = 0
-            if crossing:
-                for p in range(ports):
-                    n = n_port[p]
-                    if n:
-                        n_pr[port_pr[p]] += n
-                        if k == STORE:
-                            nt = _add(egress0 + g * nport + p, n, acc, touched, nt)
-                            nt = _add(plane0 + h * nport + p, n, acc, touched, nt)
-                        else:
-                            nt = _add(egress0 + h * nport + p, n, acc, touched, nt)
-                            nt = _add(plane0 + g * nport + p, n, acc, touched, nt)
-                        n_port[p] = 0
-                for i in range(nprs):
-                    n = n_pr[i]
-                    if n:
-                        if k == STORE:  # the CU's router to the port's
-                            nt = _add_path(r, pr_router[i], g * nlink, n, path_start,
-                                           path_links, routers, link0, acc, touched, nt)
-                        else:  # the port's router to the CU's
-                            nt = _add_path(pr_router[i], r, g * nlink, n, path_start,
-                                           path_links, routers, link0, acc, touched, nt)
-                        n_pr[i] = 0
+        for phase in range(2):  # the group's fetches, then its deliveries
+            flow = 2 * f + phase
+            nt = 0
+            deliver = 0
+            slots = 0  # request slot-ps of one pass over the phase's lines
+            for a in range(group_start[f], group_start[f + 1]):
+                k = kind[a]
+                if (k == READ or k == LOAD) != (phase == 0):
+                    continue
+                g, h, r = gpu[a], mgpu[a], router[a]
+                crossing = k == LOAD or k == STORE
+                if crossing:
+                    _count_lines(
+                        h, buffer[a], chunk[a], count[a], proto[a], True, offsets, page_first,
+                        region, frame, region_stack, region_first, region_ports, region_width,
+                        mode, line_bytes, page_bytes, wire, wire_data, port_pr, stacks,
+                        n_port, n_prs, n_stack, d_stack,
+                    )
+                else:
+                    u = cached[a]
                     for s in range(stacks):
-                        n = n_prs[i * stacks + s]
+                        n_stack[s] = cache_lines[u, s]
+                        d_stack[s] = cache_data[u, s]
+                total = 0
+                data = 0
+                for s in range(stacks):
+                    total += n_stack[s]
+                    data += d_stack[s]
+                access_lines[a] = total
+                access_data[a] = data
+                route_sum = 0
+                route_max = 0
+                if crossing:
+                    for p in range(ports):
+                        n = n_port[p]
+                        if n:
+                            n_pr[port_pr[p]] += n
+                            if k == STORE:
+                                nt = _add(egress0 + g * nport + p, n, acc, touched, nt)
+                                nt = _add(plane0 + h * nport + p, n, acc, touched, nt)
+                            else:
+                                nt = _add(egress0 + h * nport + p, n, acc, touched, nt)
+                                nt = _add(plane0 + g * nport + p, n, acc, touched, nt)
+                            n_port[p] = 0
+                    for i in range(nprs):
+                        n = n_pr[i]
+                        if n:
+                            if k == STORE:  # the CU's router to the port's
+                                nt = _add_path(r, pr_router[i], g * nlink, n, path_start,
+                                               path_links, routers, link0, acc, touched, nt)
+                            else:  # the port's router to the CU's
+                                nt = _add_path(pr_router[i], r, g * nlink, n, path_start,
+                                               path_links, routers, link0, acc, touched, nt)
+                            n_pr[i] = 0
+                        for s in range(stacks):
+                            n = n_prs[i * stacks + s]
+                            if n == 0:
+                                continue
+                            n_prs[i * stacks + s] = 0
+                            if k == STORE:
+                                nt = _add_path(pr_router[i], stack_router[s], h * nlink, n,
+                                               path_start, path_links, routers, link0, acc,
+                                               touched, nt)
+                                latency = lat_store[r, i, s]
+                                slots += n * (latency + ack_store[r, i, s])
+                                if not polled[a]:
+                                    deliver = max(deliver, latency + ack_store[r, i, s])
+                            else:
+                                nt = _add_path(stack_router[s], pr_router[i], h * nlink, n,
+                                               path_start, path_links, routers, link0, acc,
+                                               touched, nt)
+                                latency = lat_load[r, i, s]
+                                slots += n * latency
+                                fetch = max(fetch, latency)
+                            route_sum += n * latency
+                            route_max = max(route_max, latency)
+                else:
+                    for s in range(stacks):
+                        n = n_stack[s]
                         if n == 0:
                             continue
-                        n_prs[i * stacks + s] = 0
-                        if k == STORE:
-                            nt = _add_path(pr_router[i], stack_router[s], h * nlink, n,
-                                           path_start, path_links, routers, link0, acc,
-                                           touched, nt)
-                            latency = lat_store[r, i, s]
-                            slots += n * (latency + ack_store[r, i, s])
-                            if not polled[a]:
-                                deliver = max(deliver, latency + ack_store[r, i, s])
-                        else:
-                            nt = _add_path(stack_router[s], pr_router[i], h * nlink, n,
-                                           path_start, path_links, routers, link0, acc,
-                                           touched, nt)
-                            latency = lat_load[r, i, s]
+                        if k == READ:
+                            nt = _add_path(stack_router[s], r, g * nlink, n, path_start,
+                                           path_links, routers, link0, acc, touched, nt)
+                            latency = lat_read[r, s]
                             slots += n * latency
                             fetch = max(fetch, latency)
+                        else:
+                            nt = _add_path(r, stack_router[s], g * nlink, n, path_start,
+                                           path_links, routers, link0, acc, touched, nt)
+                            latency = lat_write[r, s]
+                            slots += n * (latency + ack_write[r, s])
+                            if not polled[a]:
+                                deliver = max(deliver, latency + ack_write[r, s])
                         route_sum += n * latency
                         route_max = max(route_max, latency)
-            else:
                 for s in range(stacks):
                     n = n_stack[s]
-                    if n == 0:
-                        continue
-                    if k == READ:
-                        nt = _add_path(stack_router[s], r, g * nlink, n, path_start, path_links,
-                                       routers, link0, acc, touched, nt)
-                        latency = lat_read[r, s]
-                        slots += n * latency
-                        fetch = max(fetch, latency)
-                    else:
-                        nt = _add_path(r, stack_router[s], g * nlink, n, path_start, path_links,
-                                       routers, link0, acc, touched, nt)
-                        latency = lat_write[r, s]
-                        slots += n * (latency + ack_write[r, s])
-                        if not polled[a]:
-                            deliver = max(deliver, latency + ack_write[r, s])
-                    route_sum += n * latency
-                    route_max = max(route_max, latency)
-            for s in range(stacks):
-                n = n_stack[s]
-                if n:
-                    nt = _add(stack0 + h * nstk + s, n, acc, touched, nt)
-                    if k == WRITE or k == STORE:
-                        landed[h, s] += d_stack[s]
-                n_stack[s] = 0
-                d_stack[s] = 0
-            if k == READ or k == LOAD:
-                nt = _add(eject0 + g * nrout + r, total, acc, touched, nt)
-            else:
-                nt = _add(inject0 + g * nrout + r, total, acc, touched, nt)
-            access_route[a] = route_sum
-            access_route_max[a] = route_max
-        issue[f] = fetch + group_compute[f]
-        tail[f] = issue[f] + deliver
-        ops = group_ops[f]
-        entry_res = _grow(entry_res, nentries + nt + 2)
-        entry_coef = _grow(entry_coef, nentries + nt + 2)
-        for j in range(nt):
-            e = touched[j]
-            entry_res[nentries] = e
-            entry_coef[nentries] = acc[e] * occ[e] / ops
-            res_flits[e] += acc[e]
-            acc[e] = 0
-            nentries += 1
-        entry_res[nentries] = nres + group_cu[f]
-        entry_coef[nentries] = slots / ops / window
-        nentries += 1
-        if group_compute[f] > 0:
-            entry_res[nentries] = nres + ncus + group_cu[f]
-            entry_coef[nentries] = group_compute[f]
-            nentries += 1
-        entry_start[f + 1] = nentries
+                    if n:
+                        nt = _add(stack0 + h * nstk + s, n, acc, touched, nt)
+                        if k == WRITE or k == STORE:
+                            landed[h, s] += d_stack[s]
+                    n_stack[s] = 0
+                    d_stack[s] = 0
+                if k == READ or k == LOAD:
+                    nt = _add(eject0 + g * nrout + r, total, acc, touched, nt)
+                else:
+                    nt = _add(inject0 + g * nrout + r, total, acc, touched, nt)
+                access_route[a] = route_sum
+                access_route_max[a] = route_max
+            # the phase's latency after its last line operation is issued
+            tail[flow] = fetch + group_compute[f] if phase == 0 else deliver
+            ops = group_ops[f]
+            entry_res = _grow(entry_res, nentries + nt + 2)
+            entry_coef = _grow(entry_coef, nentries + nt + 2)
+            for j in range(nt):
+                e = touched[j]
+                entry_res[nentries] = e
+                entry_coef[nentries] = acc[e] * occ[e] / ops
+                res_flits[e] += acc[e]
+                acc[e] = 0
+                nentries += 1
+            if slots > 0:
+                entry_res[nentries] = nres + group_cu[f]
+                entry_coef[nentries] = slots / ops / window
+                nentries += 1
+            if phase == 0 and group_compute[f] > 0:
+                entry_res[nentries] = nres + ncus + group_cu[f]
+                entry_coef[nentries] = group_compute[f]
+                nentries += 1
+            entry_start[flow + 1] = nentries
     return (
-        issue, tail, entry_start, entry_res[:nentries].copy(), entry_coef[:nentries].copy(),
+        tail, entry_start, entry_res[:nentries].copy(), entry_coef[:nentries].copy(),
         res_flits, access_lines, access_data, access_route, access_route_max, landed,
     )

@@ -61,7 +61,7 @@ def simulate_flow(
     flag_ps, _ = route_latencies(pod, numbering, graph.flags)
     steps = len(graph.step_tb)
     flows = len(demands.flow_ops)
-    counter_flow = accesses.group[polled]
+    counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
     succ_start, succ = _csr(graph.succ)
     release_start, release = _csr(graph.releases)
     arguments = (
@@ -71,17 +71,18 @@ def simulate_flow(
         np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
         graph.flags.target.astype(np.int64),
         flag_ps,
-        np.searchsorted(demands.flow_step, np.arange(steps + 1)).astype(np.int64),
+        np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
         demands.flow_ops,
         demands.flow_tail_ps,
         np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
-        demands.flow_issue_ps[counter_flow] + demands.access_route_max_ps[polled],
+        demands.access_route_max_ps[polled],
         release_start,
         release,
         demands.entry_start,
         demands.entry_res,
         demands.entry_coef,
         numbering.total + 2 * plan.ngpus * pod.socket.cus,
+        plan.ngpus * pod.socket.cus,
         float(tolerance),
     )
     critical = run_flows(*arguments, True)[1]
@@ -136,7 +137,7 @@ def _stores(
     stores = np.nonzero(accesses.kind == STORE)[0]
     if not len(stores):
         return pd.DataFrame(columns=["latency_ps"])
-    flow = accesses.group[stores]
+    flow = 2 * accesses.group[stores] + 1
     lines = demands.access_lines[stores]
     l1 = pod.socket.l1_latency_ps
     missing = np.full(len(stores), np.nan)
@@ -150,9 +151,7 @@ def _stores(
             "data_bytes": demands.access_data[stores],
             "lines": lines,
             "issue_ps": flow_begin[flow],
-            "done_ps": flow_drain[flow]
-            + demands.flow_issue_ps[flow]
-            + demands.access_route_max_ps[stores],
+            "done_ps": flow_drain[flow] + demands.access_route_max_ps[stores],
             "latency_ps": demands.access_route_ps[stores] / lines - l1,
             "l1": np.full(len(stores), l1),
             "src_noc": missing,

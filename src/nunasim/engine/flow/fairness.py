@@ -48,9 +48,10 @@ def _heap_pop(key, item, stamp, n):
 
 
 @jit
-def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate):
+def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound):
     """Fill ``rate`` for the flows ``active[:nactive]`` (flow ids), whose demands are the
-    CSR ``entry_*`` (busy time per unit of rate on each resource, whose capacity is 1)."""
+    CSR ``entry_*`` (busy time per unit of rate on each resource, whose capacity is 1),
+    and ``bound``: the resource that froze each."""
     demand = np.zeros(nres, dtype=np.float64)  # of the flows not yet frozen
     load = np.zeros(nres, dtype=np.float64)  # of the frozen flows
     users = np.zeros(nres, dtype=np.int64)  # flows not yet frozen
@@ -95,6 +96,7 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
             left -= 1
             f = active[j]
             rate[f] = level
+            bound[f] = e
             for x in range(entry_start[f], entry_start[f + 1]):
                 r = entry_res[x]
                 load[r] += entry_coef[x] * level
