@@ -34,6 +34,27 @@ from nunasim.workload import DTYPE_BYTES
 # leave together (``loop``): a wave of near-simultaneous drains then costs one rate
 # computation, at most this fraction of an epoch later than exact max-min fairness.
 TOLERANCE = 0.01
+# The flow engine's memory is flat in the collective's size, but it visits every line once
+# to count it (a few ns each) and keeps a table of a chunk's lines per protocol.
+MAX_LINES = 1 << 33
+MAX_CHUNK_LINES = 1 << 22
+
+
+def admit_flow(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
+    """The lines the flow engine would count for ``plan``, in Python integers; a run
+    beyond ``MAX_LINES``, or with chunks of more than ``MAX_CHUNK_LINES`` lines, is
+    refused with what would fit."""
+    per_chunk = -(-chunk_bytes // line_bytes)
+    lines = int(plan_accesses(plan).count.sum()) * per_chunk
+    if lines > MAX_LINES or per_chunk > MAX_CHUNK_LINES:
+        fits = min(MAX_LINES * chunk_bytes // max(lines, 1), MAX_CHUNK_LINES * line_bytes)
+        raise ConfigError(
+            f"this run would move {lines:,} lines in chunks of {per_chunk:,} lines, more than "
+            f"the flow engine's limits of {MAX_LINES:,} lines and {MAX_CHUNK_LINES:,} lines "
+            f"a chunk: use a collective size of at most about "
+            f"{max(plan.chunks_per_size * fits, 1):,} bytes, or fewer GPUs"
+        )
+    return lines
 
 
 @cache

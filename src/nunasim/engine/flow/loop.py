@@ -12,11 +12,14 @@ drain, or its tail after its start if that is later. A delivery phase starts whe
 last fetch flow is drained (the CU then issues deliveries as slots free) and no earlier
 than the first line could have been fetched and combined.
 
-Rates are recomputed (``fairness``) whenever flows join or leave. Flows whose projected
-drains fall within ``tolerance`` of the current rate epoch's length after the first one
-leave together, each at its own projected time: the others keep their rates until then
-(never faster than max-min fairness allows), and a wave of near-simultaneous drains costs
-one recomputation instead of one per flow.
+Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
+of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
+flows whose projected drains fall within ``tolerance * a`` after the first leave together,
+each at its own projected time (the others keep their rates until then, never faster than
+max-min fairness allows), and the events due within ``tolerance * a`` after the next one
+are handled with it, their steps starting at the last one's time. A wave then costs one
+computation instead of one per flow, and no step starts later than a ``tolerance``
+fraction of the age of what is running.
 
 Time is integer picoseconds: drains round up, and an event due before the loop's clock
 (possible only inside such a wave) takes effect at the clock.
@@ -95,7 +98,6 @@ def run_flows(
             ready[nready] = s
             nready += 1
     t = 0
-    epoch = 0  # when the rates were last computed
     dirty = False
     events = 0
     computations = 0
@@ -123,64 +125,68 @@ def run_flows(
         if dirty and nactive > 0:
             max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
             computations += 1
-            epoch = t
         dirty = False
         if nactive == 0 and n == 0:
             break
         next_event = hk[0] >> SEQ_BITS if n > 0 else -1
         first_drain = np.inf
+        oldest = t  # the earliest start of an active flow
         for j in range(nactive):
             f = active[j]
             first_drain = min(first_drain, t + remaining[f] / rate[f])
+            oldest = min(oldest, flow_begin[f])
         if n > 0 and (nactive == 0 or next_event <= first_drain):
-            # the next event comes first: advance the flows to it and handle it
-            te, payload, n = _pop(hk, hp, n)
-            events += 1
-            if te > t:
-                for j in range(nactive):
-                    f = active[j]
-                    remaining[f] -= rate[f] * (te - t)
-                t = te
-            kind = payload & EV_MASK
-            arg = payload >> EV_BITS
-            if kind == EV_SATISFY:
-                wait[arg] -= 1
-                if wait[arg] == 0:
-                    ready[nready] = arg
-                    nready += 1
-            elif kind == EV_DELIVER:
-                s = arg
-                step_done[s] = t
-                joined = _start_phase(s, 1, t, step_group_start, flow_ops, flow_begin,
-                                      remaining, active, nactive, step_left)
-                nactive += joined
-                dirty = dirty or joined > 0
-                if joined == 0:
-                    n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
-                    seq += 1
-            elif kind == EV_END:
-                s = arg
-                step_end[s] = te
-                for k in range(flag_start[s], flag_start[s + 1]):
-                    n = _push(hk, hp, n, max(te + flag_ps[k], t), seq,
-                              (flag_target[k] << EV_BITS) | EV_SATISFY)
-                    seq += 1
-                for k in range(succ_start[s], succ_start[s + 1]):
-                    w = succ[k]
-                    wait[w] -= 1
-                    if wait[w] == 0:
-                        ready[nready] = w
+            # The next event comes first, with those due within the tolerance after it
+            # (never after the first drain): advance the flows to the last and handle them.
+            until = min(next_event + tolerance * (next_event - oldest), first_drain)
+            while n > 0 and (hk[0] >> SEQ_BITS) <= until:
+                te, payload, n = _pop(hk, hp, n)
+                events += 1
+                if te > t:
+                    for j in range(nactive):
+                        f = active[j]
+                        remaining[f] -= rate[f] * (te - t)
+                    t = te
+                kind = payload & EV_MASK
+                arg = payload >> EV_BITS
+                if kind == EV_SATISFY:
+                    wait[arg] -= 1
+                    if wait[arg] == 0:
+                        ready[nready] = arg
                         nready += 1
-            else:  # EV_LAND
-                for k in range(release_start[arg], release_start[arg + 1]):
-                    w = release[k]
-                    wait[w] -= 1
-                    if wait[w] == 0:
-                        ready[nready] = w
-                        nready += 1
+                elif kind == EV_DELIVER:
+                    s = arg
+                    step_done[s] = t
+                    joined = _start_phase(s, 1, t, step_group_start, flow_ops, flow_begin,
+                                          remaining, active, nactive, step_left)
+                    nactive += joined
+                    dirty = dirty or joined > 0
+                    if joined == 0:
+                        n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
+                        seq += 1
+                elif kind == EV_END:
+                    s = arg
+                    step_end[s] = te
+                    for k in range(flag_start[s], flag_start[s + 1]):
+                        n = _push(hk, hp, n, max(te + flag_ps[k], t), seq,
+                                  (flag_target[k] << EV_BITS) | EV_SATISFY)
+                        seq += 1
+                    for k in range(succ_start[s], succ_start[s + 1]):
+                        w = succ[k]
+                        wait[w] -= 1
+                        if wait[w] == 0:
+                            ready[nready] = w
+                            nready += 1
+                else:  # EV_LAND
+                    for k in range(release_start[arg], release_start[arg + 1]):
+                        w = release[k]
+                        wait[w] -= 1
+                        if wait[w] == 0:
+                            ready[nready] = w
+                            nready += 1
             continue
         # Drains come first: the earliest and those within the tolerance after it leave.
-        until = np.int64(np.ceil(first_drain + tolerance * (first_drain - epoch)))
+        until = np.int64(np.ceil(first_drain + tolerance * (first_drain - oldest)))
         if n > 0 and next_event < until:
             until = next_event
         j = 0
