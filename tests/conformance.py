@@ -28,9 +28,9 @@ from nunasim.engine.flow.engine import _tables, simulate_flow
 from nunasim.engine.lower import Lowered, lower
 from nunasim.engine.messages import STORE, WRITE
 from nunasim.engine.packet.engine import simulate
+from nunasim.engine.resources import resource_numbering
 from nunasim.hardware import Pod
 from nunasim.io.mscclpp import load_mscclpp
-from nunasim.engine.resources import resource_numbering
 from nunasim.io.presets import load_preset
 from nunasim.mapping.accesses import plan_accesses
 from nunasim.mapping.placement import Placement
@@ -107,6 +107,7 @@ NOT_MODELLED = {
     ("flow", "check_zero_load_is_exact"): "a flow drains at a rate before its tail latency: "
     "one line costs its bottleneck's occupancy on top of the zero-load path",
 }
+
 
 @dataclass(frozen=True)
 class Case:

@@ -30,8 +30,16 @@ from nunasim.engine.flow.port_hash import HASHES, fold_width, line_port
 from nunasim.engine.flow.tables import RouteTables
 from nunasim.engine.jit import jit
 from nunasim.engine.lineops import reduce_ps
-from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
-from nunasim.engine.resources import ResourceNumbering, build_resources
+from nunasim.engine.resources import (
+    EGRESS,
+    EJECT,
+    INJECT,
+    LINK,
+    PLANE_OUT,
+    STACK,
+    ResourceNumbering,
+    build_resources,
+)
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import LOAD, PROTOCOLS, READ, STORE, WRITE, AccessTable
 from nunasim.mapping.address import REGION_SHIFT
@@ -215,9 +223,31 @@ def _grow(array, needed):
 
 @jit
 def _count_lines(
-    mgpu, buffer, chunk, count, proto, crossing, offsets, page_first, region, frame,
-    region_stack, region_first, region_ports, region_width, mode, line_bytes, page_bytes,
-    wire, wire_data, port_pr, stacks, n_port, n_prs, n_stack, d_stack,
+    mgpu,
+    buffer,
+    chunk,
+    count,
+    proto,
+    crossing,
+    offsets,
+    page_first,
+    region,
+    frame,
+    region_stack,
+    region_first,
+    region_ports,
+    region_width,
+    mode,
+    line_bytes,
+    page_bytes,
+    wire,
+    wire_data,
+    port_pr,
+    stacks,
+    n_port,
+    n_prs,
+    n_stack,
+    d_stack,
 ):
     """Add one range's wire lines to the per-port, per (port router, stack) and per-stack
     tables (the latter two with data bytes per stack too)."""
@@ -247,13 +277,53 @@ def _count_lines(
 
 @jit
 def _demands(
-    kind, gpu, router, mgpu, buffer, chunk, count, proto, polled, cached, unique,
-    group_start, group_ops, group_compute, group_cu,
-    offsets, page_first, region, frame, region_stack, region_first, region_ports, region_width,
-    mode, line_bytes, page_bytes, wire, wire_data,
-    port_pr, pr_router, stack_router, path_start, path_links, routers, ports, stacks,
-    kind_first, kind_per_gpu, occ,
-    lat_store, ack_store, lat_load, lat_read, lat_write, ack_write, window, ncus,
+    kind,
+    gpu,
+    router,
+    mgpu,
+    buffer,
+    chunk,
+    count,
+    proto,
+    polled,
+    cached,
+    unique,
+    group_start,
+    group_ops,
+    group_compute,
+    group_cu,
+    offsets,
+    page_first,
+    region,
+    frame,
+    region_stack,
+    region_first,
+    region_ports,
+    region_width,
+    mode,
+    line_bytes,
+    page_bytes,
+    wire,
+    wire_data,
+    port_pr,
+    pr_router,
+    stack_router,
+    path_start,
+    path_links,
+    routers,
+    ports,
+    stacks,
+    kind_first,
+    kind_per_gpu,
+    occ,
+    lat_store,
+    ack_store,
+    lat_load,
+    lat_read,
+    lat_write,
+    ack_write,
+    window,
+    ncus,
 ):
     naccess = kind.shape[0]
     ngroups = group_start.shape[0] - 1
@@ -267,10 +337,31 @@ def _demands(
     for u in range(unique.shape[0]):
         if unique[u, 0] >= 0:
             _count_lines(
-                unique[u, 0], unique[u, 1], unique[u, 2], unique[u, 3], unique[u, 4], False,
-                offsets, page_first, region, frame, region_stack, region_first, region_ports,
-                region_width, mode, line_bytes, page_bytes, wire, wire_data, port_pr, stacks,
-                n_port, n_prs, cache_lines[u], cache_data[u],
+                unique[u, 0],
+                unique[u, 1],
+                unique[u, 2],
+                unique[u, 3],
+                unique[u, 4],
+                False,
+                offsets,
+                page_first,
+                region,
+                frame,
+                region_stack,
+                region_first,
+                region_ports,
+                region_width,
+                mode,
+                line_bytes,
+                page_bytes,
+                wire,
+                wire_data,
+                port_pr,
+                stacks,
+                n_port,
+                n_prs,
+                cache_lines[u],
+                cache_data[u],
             )
     acc = np.zeros(nres, dtype=np.int64)
     touched = np.empty(nres, dtype=np.int64)
@@ -291,7 +382,10 @@ def _demands(
     link0, egress0, plane0 = kind_first[LINK], kind_first[EGRESS], kind_first[PLANE_OUT]
     stack0, inject0, eject0 = kind_first[STACK], kind_first[INJECT], kind_first[EJECT]
     nlink, nport, nstk, nrout = (
-        kind_per_gpu[LINK], kind_per_gpu[EGRESS], kind_per_gpu[STACK], kind_per_gpu[INJECT]
+        kind_per_gpu[LINK],
+        kind_per_gpu[EGRESS],
+        kind_per_gpu[STACK],
+        kind_per_gpu[INJECT],
     )
     for f in range(ngroups):
         fetch = 0
@@ -302,16 +396,37 @@ def _demands(
             slots = 0  # request slot-ps of one pass over the phase's lines
             for a in range(group_start[f], group_start[f + 1]):
                 k = kind[a]
-                if (k == READ or k == LOAD) != (phase == 0):
+                if (k == READ or k == LOAD) != (phase == 0):  # noqa: SIM109 (compiled: no tuple search)
                     continue
                 g, h, r = gpu[a], mgpu[a], router[a]
-                crossing = k == LOAD or k == STORE
+                crossing = k == LOAD or k == STORE  # noqa: SIM109 (compiled: no tuple search)
                 if crossing:
                     _count_lines(
-                        h, buffer[a], chunk[a], count[a], proto[a], True, offsets, page_first,
-                        region, frame, region_stack, region_first, region_ports, region_width,
-                        mode, line_bytes, page_bytes, wire, wire_data, port_pr, stacks,
-                        n_port, n_prs, n_stack, d_stack,
+                        h,
+                        buffer[a],
+                        chunk[a],
+                        count[a],
+                        proto[a],
+                        True,
+                        offsets,
+                        page_first,
+                        region,
+                        frame,
+                        region_stack,
+                        region_first,
+                        region_ports,
+                        region_width,
+                        mode,
+                        line_bytes,
+                        page_bytes,
+                        wire,
+                        wire_data,
+                        port_pr,
+                        stacks,
+                        n_port,
+                        n_prs,
+                        n_stack,
+                        d_stack,
                     )
                 else:
                     u = cached[a]
@@ -343,11 +458,33 @@ def _demands(
                         n = n_pr[i]
                         if n:
                             if k == STORE:  # the CU's router to the port's
-                                nt = _add_path(r, pr_router[i], g * nlink, n, path_start,
-                                               path_links, routers, link0, acc, touched, nt)
+                                nt = _add_path(
+                                    r,
+                                    pr_router[i],
+                                    g * nlink,
+                                    n,
+                                    path_start,
+                                    path_links,
+                                    routers,
+                                    link0,
+                                    acc,
+                                    touched,
+                                    nt,
+                                )
                             else:  # the port's router to the CU's
-                                nt = _add_path(pr_router[i], r, g * nlink, n, path_start,
-                                               path_links, routers, link0, acc, touched, nt)
+                                nt = _add_path(
+                                    pr_router[i],
+                                    r,
+                                    g * nlink,
+                                    n,
+                                    path_start,
+                                    path_links,
+                                    routers,
+                                    link0,
+                                    acc,
+                                    touched,
+                                    nt,
+                                )
                             n_pr[i] = 0
                         for s in range(stacks):
                             n = n_prs[i * stacks + s]
@@ -355,17 +492,37 @@ def _demands(
                                 continue
                             n_prs[i * stacks + s] = 0
                             if k == STORE:
-                                nt = _add_path(pr_router[i], stack_router[s], h * nlink, n,
-                                               path_start, path_links, routers, link0, acc,
-                                               touched, nt)
+                                nt = _add_path(
+                                    pr_router[i],
+                                    stack_router[s],
+                                    h * nlink,
+                                    n,
+                                    path_start,
+                                    path_links,
+                                    routers,
+                                    link0,
+                                    acc,
+                                    touched,
+                                    nt,
+                                )
                                 latency = lat_store[r, i, s]
                                 slots += n * (latency + ack_store[r, i, s])
                                 if not polled[a]:
                                     deliver = max(deliver, latency + ack_store[r, i, s])
                             else:
-                                nt = _add_path(stack_router[s], pr_router[i], h * nlink, n,
-                                               path_start, path_links, routers, link0, acc,
-                                               touched, nt)
+                                nt = _add_path(
+                                    stack_router[s],
+                                    pr_router[i],
+                                    h * nlink,
+                                    n,
+                                    path_start,
+                                    path_links,
+                                    routers,
+                                    link0,
+                                    acc,
+                                    touched,
+                                    nt,
+                                )
                                 latency = lat_load[r, i, s]
                                 slots += n * latency
                                 fetch = max(fetch, latency)
@@ -377,14 +534,36 @@ def _demands(
                         if n == 0:
                             continue
                         if k == READ:
-                            nt = _add_path(stack_router[s], r, g * nlink, n, path_start,
-                                           path_links, routers, link0, acc, touched, nt)
+                            nt = _add_path(
+                                stack_router[s],
+                                r,
+                                g * nlink,
+                                n,
+                                path_start,
+                                path_links,
+                                routers,
+                                link0,
+                                acc,
+                                touched,
+                                nt,
+                            )
                             latency = lat_read[r, s]
                             slots += n * latency
                             fetch = max(fetch, latency)
                         else:
-                            nt = _add_path(r, stack_router[s], g * nlink, n, path_start,
-                                           path_links, routers, link0, acc, touched, nt)
+                            nt = _add_path(
+                                r,
+                                stack_router[s],
+                                g * nlink,
+                                n,
+                                path_start,
+                                path_links,
+                                routers,
+                                link0,
+                                acc,
+                                touched,
+                                nt,
+                            )
                             latency = lat_write[r, s]
                             slots += n * (latency + ack_write[r, s])
                             if not polled[a]:
@@ -395,11 +574,11 @@ def _demands(
                     n = n_stack[s]
                     if n:
                         nt = _add(stack0 + h * nstk + s, n, acc, touched, nt)
-                        if k == WRITE or k == STORE:
+                        if k == WRITE or k == STORE:  # noqa: SIM109 (compiled: no tuple search)
                             landed[h, s] += d_stack[s]
                     n_stack[s] = 0
                     d_stack[s] = 0
-                if k == READ or k == LOAD:
+                if k == READ or k == LOAD:  # noqa: SIM109 (compiled: no tuple search)
                     nt = _add(eject0 + g * nrout + r, total, acc, touched, nt)
                 else:
                     nt = _add(inject0 + g * nrout + r, total, acc, touched, nt)
@@ -427,6 +606,14 @@ def _demands(
                 nentries += 1
             entry_start[flow + 1] = nentries
     return (
-        tail, entry_start, entry_res[:nentries].copy(), entry_coef[:nentries].copy(),
-        res_flits, access_lines, access_data, access_route, access_route_max, landed,
+        tail,
+        entry_start,
+        entry_res[:nentries].copy(),
+        entry_coef[:nentries].copy(),
+        res_flits,
+        access_lines,
+        access_data,
+        access_route,
+        access_route_max,
+        landed,
     )

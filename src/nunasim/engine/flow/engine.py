@@ -107,7 +107,7 @@ def simulate_flow(
         float(tolerance),
     )
     critical = run_flows(*arguments, True)[1]
-    begin, end, flow_begin, flow_drain, events, computations = run_flows(*arguments, False)
+    _, end, flow_begin, flow_drain, events, computations = run_flows(*arguments, False)
     unfinished = np.nonzero(end < 0)[0]
     if len(unfinished):
         raise ConfigError(

@@ -42,8 +42,9 @@ EV_MASK = (1 << EV_BITS) - 1
 
 
 @jit(inline=True)
-def _start_phase(s, phase, t, step_group_start, flow_ops, flow_begin, remaining, active,
-                 nactive, step_left):
+def _start_phase(
+    s, phase, t, step_group_start, flow_ops, flow_begin, remaining, active, nactive, step_left
+):
     """Flows of ``phase`` of step ``s`` join the active set at ``t``; returns how many."""
     joined = 0
     for g in range(step_group_start[s], step_group_start[s + 1]):
@@ -59,9 +60,26 @@ def _start_phase(s, phase, t, step_group_start, flow_ops, flow_begin, remaining,
 
 @jit
 def run_flows(
-    step_wait, succ_start, succ, flag_start, flag_target, flag_ps,
-    step_group_start, flow_ops, flow_tail_ps, counter_start, counter_ps, release_start, release,
-    entry_start, entry_res, entry_coef, nres, windows, tolerance, zero_load,
+    step_wait,
+    succ_start,
+    succ,
+    flag_start,
+    flag_target,
+    flag_ps,
+    step_group_start,
+    flow_ops,
+    flow_tail_ps,
+    counter_start,
+    counter_ps,
+    release_start,
+    release,
+    entry_start,
+    entry_res,
+    entry_coef,
+    nres,
+    windows,
+    tolerance,
+    zero_load,
 ):
     """Run every step; returns each step's begin and end, each flow's begin and drain,
     and the number of events handled and of rate computations. Flow ``2 g`` is group
@@ -109,8 +127,18 @@ def run_flows(
             s = ready[nready]
             step_begin[s] = t
             step_done[s] = t
-            joined = _start_phase(s, 0, t, step_group_start, flow_ops, flow_begin, remaining,
-                                  active, nactive, step_left)
+            joined = _start_phase(
+                s,
+                0,
+                t,
+                step_group_start,
+                flow_ops,
+                flow_begin,
+                remaining,
+                active,
+                nactive,
+                step_left,
+            )
             nactive += joined
             dirty = dirty or joined > 0
             if joined == 0:
@@ -119,8 +147,23 @@ def run_flows(
         if zero_load:  # every flow drains as it starts
             for j in range(nactive):
                 f = active[j]
-                n, seq = _drain(f, t, False, flow_step, flow_drain, flow_begin, flow_tail_ps,
-                                step_done, step_left, counter_start, counter_ps, hk, hp, n, seq)
+                n, seq = _drain(
+                    f,
+                    t,
+                    False,
+                    flow_step,
+                    flow_drain,
+                    flow_begin,
+                    flow_tail_ps,
+                    step_done,
+                    step_left,
+                    counter_start,
+                    counter_ps,
+                    hk,
+                    hp,
+                    n,
+                    seq,
+                )
             nactive = 0
         if dirty and nactive > 0:
             max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
@@ -157,8 +200,18 @@ def run_flows(
                 elif kind == EV_DELIVER:
                     s = arg
                     step_done[s] = t
-                    joined = _start_phase(s, 1, t, step_group_start, flow_ops, flow_begin,
-                                          remaining, active, nactive, step_left)
+                    joined = _start_phase(
+                        s,
+                        1,
+                        t,
+                        step_group_start,
+                        flow_ops,
+                        flow_begin,
+                        remaining,
+                        active,
+                        nactive,
+                        step_left,
+                    )
                     nactive += joined
                     dirty = dirty or joined > 0
                     if joined == 0:
@@ -168,8 +221,14 @@ def run_flows(
                     s = arg
                     step_end[s] = te
                     for k in range(flag_start[s], flag_start[s + 1]):
-                        n = _push(hk, hp, n, max(te + flag_ps[k], t), seq,
-                                  (flag_target[k] << EV_BITS) | EV_SATISFY)
+                        n = _push(
+                            hk,
+                            hp,
+                            n,
+                            max(te + flag_ps[k], t),
+                            seq,
+                            (flag_target[k] << EV_BITS) | EV_SATISFY,
+                        )
                         seq += 1
                     for k in range(succ_start[s], succ_start[s + 1]):
                         w = succ[k]
@@ -195,9 +254,23 @@ def run_flows(
             finish = t + remaining[f] / rate[f]
             if finish <= until:
                 windowed = window_first <= bound[f] < window_end
-                n, seq = _drain(f, np.int64(np.ceil(finish)), windowed, flow_step, flow_drain,
-                                flow_begin, flow_tail_ps, step_done, step_left, counter_start,
-                                counter_ps, hk, hp, n, seq)
+                n, seq = _drain(
+                    f,
+                    np.int64(np.ceil(finish)),
+                    windowed,
+                    flow_step,
+                    flow_drain,
+                    flow_begin,
+                    flow_tail_ps,
+                    step_done,
+                    step_left,
+                    counter_start,
+                    counter_ps,
+                    hk,
+                    hp,
+                    n,
+                    seq,
+                )
                 remaining[f] = 0.0
                 nactive -= 1
                 active[j] = active[nactive]
@@ -210,8 +283,23 @@ def run_flows(
 
 
 @jit(inline=True)
-def _drain(f, t, windowed, flow_step, flow_drain, flow_begin, flow_tail_ps, step_done,
-           step_left, counter_start, counter_ps, hk, hp, n, seq):
+def _drain(
+    f,
+    t,
+    windowed,
+    flow_step,
+    flow_drain,
+    flow_begin,
+    flow_tail_ps,
+    step_done,
+    step_left,
+    counter_start,
+    counter_ps,
+    hk,
+    hp,
+    n,
+    seq,
+):
     """Flow ``f`` has issued its last line operation at ``t``: its landings are due, and
     when its phase's last flow is done the step's next phase starts (or the step ends)."""
     flow_drain[f] = t
@@ -220,9 +308,9 @@ def _drain(f, t, windowed, flow_step, flow_drain, flow_begin, flow_tail_ps, step
         n = _push(hk, hp, n, land, seq, (c << EV_BITS) | EV_LAND)
         seq += 1
     s = flow_step[f]
-    if f % 2 == 0:  # a fetch flow: deliveries start once fetched, not before one line is
-        done = max(t, flow_begin[f] + flow_tail_ps[f])
-    elif windowed:
+    # A fetch phase's deliveries start once fetched, not before one line could be; a
+    # window-paced flow's drain already counts its round trips.
+    if f % 2 == 0 or windowed:
         done = max(t, flow_begin[f] + flow_tail_ps[f])
     else:
         done = t + flow_tail_ps[f]

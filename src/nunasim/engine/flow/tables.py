@@ -39,21 +39,41 @@ def route_tables(pod: Pod) -> RouteTables:
     routers, stacks = socket.mesh.routers, len(socket.stacks)
     port_routers, port_index = np.unique(socket.port_routers, return_inverse=True)
     first_port = np.array([int(np.argmax(port_index == i)) for i in range(len(port_routers))])
-    r, pr, s = (a.ravel() for a in np.meshgrid(
-        np.arange(routers), np.arange(len(port_routers)), np.arange(stacks), indexing="ij"
-    ))
+    r, pr, s = (
+        a.ravel()
+        for a in np.meshgrid(
+            np.arange(routers), np.arange(len(port_routers)), np.arange(stacks), indexing="ij"
+        )
+    )
     rl, sl = (a.ravel() for a in np.meshgrid(np.arange(routers), np.arange(stacks), indexing="ij"))
     crossing, local = len(r), len(rl)
-    kind = np.concatenate([np.full(crossing, STORE), np.full(crossing, LOAD),
-                           np.full(local, READ), np.full(local, WRITE)])
+    kind = np.concatenate(
+        [
+            np.full(crossing, STORE),
+            np.full(crossing, LOAD),
+            np.full(local, READ),
+            np.full(local, WRITE),
+        ]
+    )
     router = np.concatenate([r, r, rl, rl])
     stack = np.concatenate([s, s, sl, sl])
     port = np.concatenate([first_port[pr], first_port[pr], np.full(2 * local, -1)])
-    memory_gpu = np.concatenate([np.ones(2 * crossing, dtype=np.int64), np.zeros(2 * local, dtype=np.int64)])
+    memory_gpu = np.concatenate(
+        [np.ones(2 * crossing, dtype=np.int64), np.zeros(2 * local, dtype=np.int64)]
+    )
     zeros = np.zeros(len(kind), dtype=np.int64)
     messages = Messages(
-        kind=kind, lineop=zeros, gpu=zeros, cu=zeros, router=router, target=zeros - 1,
-        data_bytes=zeros, memory_gpu=memory_gpu, address=zeros, port=port, stack=stack,
+        kind=kind,
+        lineop=zeros,
+        gpu=zeros,
+        cu=zeros,
+        router=router,
+        target=zeros - 1,
+        data_bytes=zeros,
+        memory_gpu=memory_gpu,
+        address=zeros,
+        port=port,
+        stack=stack,
     )
     numbering = resource_numbering(pod, 2)
     latency, ack = route_latencies(pod, numbering, messages)
