@@ -396,10 +396,10 @@ def _demands(
             slots = 0  # request slot-ps of one pass over the phase's lines
             for a in range(group_start[f], group_start[f + 1]):
                 k = kind[a]
-                if (k == READ or k == LOAD) != (phase == 0):  # noqa: SIM109 (compiled: no tuple search)
+                if (k <= LOAD) != (phase == 0):
                     continue
                 g, h, r = gpu[a], mgpu[a], router[a]
-                crossing = k == LOAD or k == STORE  # noqa: SIM109 (compiled: no tuple search)
+                crossing = (k == LOAD) | (k == STORE)
                 if crossing:
                     _count_lines(
                         h,
@@ -574,11 +574,11 @@ def _demands(
                     n = n_stack[s]
                     if n:
                         nt = _add(stack0 + h * nstk + s, n, acc, touched, nt)
-                        if k == WRITE or k == STORE:  # noqa: SIM109 (compiled: no tuple search)
+                        if k >= WRITE:
                             landed[h, s] += d_stack[s]
                     n_stack[s] = 0
                     d_stack[s] = 0
-                if k == READ or k == LOAD:  # noqa: SIM109 (compiled: no tuple search)
+                if k <= LOAD:
                     nt = _add(eject0 + g * nrout + r, total, acc, touched, nt)
                 else:
                     nt = _add(inject0 + g * nrout + r, total, acc, touched, nt)
