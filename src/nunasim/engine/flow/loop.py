@@ -181,7 +181,8 @@ def run_flows(
         if n > 0 and (nactive == 0 or next_event <= first_drain):
             # The next event comes first, with those due within the tolerance after it
             # (never after the first drain): advance the flows to the last and handle them.
-            until = min(next_event + tolerance * (next_event - oldest), first_drain)
+            late = max(next_event - oldest, 0)  # an event may be due before the clock
+            until = min(next_event + tolerance * late, first_drain)
             while n > 0 and (hk[0] >> SEQ_BITS) <= until:
                 te, payload, n = _pop(hk, hp, n)
                 events += 1
