@@ -94,8 +94,8 @@ def flow_engine(built: Built) -> EngineRun:
     fingerprint = (
         result.gpu_completion_ps.tobytes(),
         result.lower_bound_ps,
-        result.stores.to_numpy().tobytes(),
-        result.resources.to_numpy().tobytes(),
+        result.stores.to_csv(),
+        result.resources.to_csv(),
     )
     return EngineRun(result.completion_ps, landed, fingerprint)
 
