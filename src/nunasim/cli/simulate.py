@@ -1,4 +1,4 @@
-"""``nunasim simulate``: one collective, one configuration, the packet engine."""
+"""``nunasim simulate``: one collective, one configuration, the packet or the flow engine."""
 
 from __future__ import annotations
 
