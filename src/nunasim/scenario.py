@@ -9,11 +9,13 @@ checker's located message, before anything is placed, run or written.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
-from nunasim.engine.admission import admit
+from nunasim.engine.admission import admit, admit_pages, fits_packet_engine
 from nunasim.engine.analytic import lower_bound_ps
+from nunasim.engine.flow.engine import admit_flow, simulate_flow
 from nunasim.engine.lower import lower
 from nunasim.engine.packet.core import TIME_LIMIT_PS
 from nunasim.engine.packet.engine import simulate
@@ -27,6 +29,11 @@ from nunasim.units import format_time, parse_size
 from nunasim.workload import GemmTile
 
 NAR = "+NAR"  # the suffix of a configuration name that routes over NAR domains
+
+ENGINES = ("auto", "packet", "flow")
+# ``auto`` runs the packet engine when lowering would make at most this many messages
+# (about 50 M events: a minute and a couple of GB on one core), the flow engine above.
+AUTO_PACKET_MESSAGES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,9 @@ class Scenario:
     Configuration or its name; ``granularity``, when given, replaces the configuration's.
     ``gemm_tiles`` background GEMM tiles per GPU of shape ``gemm_tile`` share the NoC and
     the stacks (the paper's section 6.6). ``layout`` puts chunks in pages: ``"aligned"`` or
-    ``"packed"``.
+    ``"packed"``. ``engine`` is ``"packet"``, ``"flow"`` or ``"auto"``: the packet engine
+    for a run of at most ``AUTO_PACKET_MESSAGES`` messages (or with a background GEMM,
+    which the flow engine does not model), the flow engine beyond.
     """
 
     pod: Pod
@@ -138,6 +147,7 @@ class Scenario:
     layout: str
     gemm_tiles: int
     gemm_tile: GemmTile | None
+    engine: str
 
     def __init__(
         self,
@@ -152,8 +162,15 @@ class Scenario:
         layout: str = "aligned",
         gemm_tiles: int = 0,
         gemm_tile: GemmTile | None = None,
+        engine: str = "auto",
     ) -> None:
         check_background(gemm_tiles, gemm_tile)
+        if engine not in ENGINES:
+            raise ConfigError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+        if engine == "flow" and gemm_tiles:
+            raise ConfigError(
+                "the flow engine does not model a background GEMM: use the packet engine"
+            )
         # Frozen: the fields are set once, here, already in their one form.
         fields = {
             "pod": pod.fit(plan.ngpus).pod if isinstance(pod, Preset) else pod,
@@ -166,6 +183,7 @@ class Scenario:
             "layout": layout,
             "gemm_tiles": gemm_tiles,
             "gemm_tile": gemm_tile,
+            "engine": engine,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -178,9 +196,12 @@ class Scenario:
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
             )
         socket = self.pod.socket
-        admit(
-            self.plan, self.plan.chunk_bytes(self.size), socket.line_bytes, None, socket.page_bytes
-        )
+        chunk_bytes = self.plan.chunk_bytes(self.size)
+        if self.chosen_engine == "packet":
+            admit(self.plan, chunk_bytes, socket.line_bytes, None, socket.page_bytes)
+        else:
+            admit_flow(self.plan, chunk_bytes, socket.line_bytes)
+            admit_pages(self.plan, chunk_bytes, socket.page_bytes)
         return place(
             self.plan,
             self.size,
@@ -192,10 +213,28 @@ class Scenario:
             self.layout,
         )
 
+    @cached_property
+    def chosen_engine(self) -> str:
+        """The engine ``run`` uses: ``engine``, or for ``"auto"`` the packet engine when
+        its message estimate is within ``AUTO_PACKET_MESSAGES`` (or a GEMM runs beside)."""
+        if self.engine != "auto":
+            return self.engine
+        if self.gemm_tiles:
+            return "packet"
+        chunk_bytes = self.plan.chunk_bytes(self.size)
+        fits = fits_packet_engine(
+            self.plan, chunk_bytes, self.pod.socket.line_bytes, AUTO_PACKET_MESSAGES
+        )
+        return "packet" if fits else "flow"
+
     def run(self, placement: Placement | None = None) -> SimResult:
-        """Simulate the scenario (at ``placement``, or its own) on the packet engine."""
+        """Simulate the scenario (at ``placement``, or its own) on its engine
+        (``chosen_engine``)."""
         prove_once(self.plan)
         placement = placement or self.placement()
+        if self.chosen_engine == "flow":
+            result = simulate_flow(self.pod, self.plan, placement, self.dtype)
+            return replace(result, info=self._info(placement))
         background = None
         if self.gemm_tiles and self.gemm_tile is not None:
             background = place_gemm(

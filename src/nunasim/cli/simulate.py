@@ -1,4 +1,4 @@
-"""``nunasim simulate``: one collective, one configuration, the packet engine."""
+"""``nunasim simulate``: one collective, one configuration, the packet or the flow engine."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
-from nunasim.scenario import Configuration
+from nunasim.scenario import ENGINES, Configuration
 from nunasim.units import format_size, parse_size
 
 
@@ -88,6 +88,14 @@ def _refuse_what_the_plan_fixes() -> None:
     default=None,
     help="YAML file with the GEMM tile shape (default: the shipped gemm.yaml).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="auto",
+    show_default=True,
+    help="packet (every flit), flow (max-min fair flows, for large runs) or auto: packet "
+    "while the run fits its budget.",
+)
 @json_option
 @file_option(
     "--hist",
@@ -121,6 +129,7 @@ def simulate_command(
     seed: int,
     gemm_tiles: int,
     gemm_tile_file: str | None,
+    engine: str,
     as_json: bool,
     hist: Path | None,
     heatmap: Path | None,
@@ -153,8 +162,9 @@ def simulate_command(
         layout=layout,
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
+        engine=engine,
     )
-    if point.threadblocks == "auto":
+    if point.threadblocks == "auto" and engine == "packet":
         # The search's runs split the work over more threadblocks, never fewer lines, than
         # the plan at its own count: if that does not fit, none does, and the search that
         # would build every candidate first is not worth starting.
@@ -218,5 +228,6 @@ def simulate_command(
         f"  store latency  mean {latency['mean']:.1f}, p50 {latency['p50']:.1f}, p99 "
         f"{latency['p99']:.1f}, max {latency['max']:.1f} ns over {summary['stores']} stores\n"
         f"  breakdown      " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + " ns\n"
-        f"  engine         {summary['events']} events in {summary['wall_s']:.3f} s"
+        f"  engine         {summary['engine']}: {summary['events']} events in "
+        f"{summary['wall_s']:.3f} s"
     )

@@ -99,8 +99,23 @@ def admit(
     )
     refuse_beyond(messages, budget, advice)
     if page_bytes is not None:
-        _refuse_pages(buffer_pages(plan, chunk_bytes, page_bytes), budget)
+        admit_pages(plan, chunk_bytes, page_bytes, budget)
     return messages
+
+
+def fits_packet_engine(plan: Plan, chunk_bytes: int, line_bytes: int, max_messages: int) -> bool:
+    """Whether the packet engine should run ``plan``: at most ``max_messages`` messages,
+    within the memory budget (``engine="auto"`` takes the flow engine otherwise)."""
+    messages = packet_messages(plan, chunk_bytes, line_bytes)
+    return messages <= max_messages and packet_bytes(messages) <= memory_budget().nbytes
+
+
+def admit_pages(
+    plan: Plan, chunk_bytes: int, page_bytes: int, budget: Budget | None = None
+) -> None:
+    """Refuse a plan whose buffers have more pages to place than ``budget`` holds (whatever
+    engine runs it, placement builds their page tables)."""
+    _refuse_pages(buffer_pages(plan, chunk_bytes, page_bytes), budget or memory_budget())
 
 
 def buffer_pages(plan: Plan, chunk_bytes: int, page_bytes: int) -> int:
@@ -128,7 +143,8 @@ def refuse_beyond(
         raise ConfigError(
             f"this run would simulate {messages:,} messages (one per line for every source "
             f"and destination) in about {_amount(need)} of arrays, more than the packet "
-            f"engine's limit of {_amount(budget.nbytes)} ({budget.origin}): {advice}"
+            f"engine's limit of {_amount(budget.nbytes)} ({budget.origin}): {advice}; or the "
+            "flow-level engine (--engine flow, or engine='flow' in Python)"
         )
 
 

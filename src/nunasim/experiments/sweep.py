@@ -63,6 +63,7 @@ class Point:
     layout: str = "aligned"
     gemm_tiles: int = 0  # background GEMM tiles per GPU (``Scenario``)
     gemm_tile: GemmTile | None = None
+    engine: str = "auto"  # ``Scenario``'s engine: "auto", "packet" or "flow"
 
     def __post_init__(self) -> None:
         check_background(self.gemm_tiles, self.gemm_tile)
@@ -139,6 +140,7 @@ def point_scenario(point: Point, preset: Preset, progress: Progress | None = Non
         layout=point.layout,
         gemm_tiles=point.gemm_tiles,
         gemm_tile=point.gemm_tile,
+        engine=point.engine,
     )
 
 
@@ -162,6 +164,7 @@ def _search(point: Point, preset: Preset, progress: Progress | None) -> BestRun:
         layout=point.layout,
         progress=progress,
         gpus=point.gpus,
+        engine=point.engine,
     )
 
 

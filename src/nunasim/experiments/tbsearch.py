@@ -73,12 +73,13 @@ def best_threadblocks(
     layout: str = "aligned",
     progress: Callable[[str], None] | None = None,
     gpus: int | None = None,
+    engine: str = "auto",
 ) -> BestRun:
     """The fastest run of the built-in ``plan_name`` (on ``gpus`` GPUs when given) over the
     candidate threadblock counts, which replace any ``tbs=`` of the name; ``granularity``,
     when given, replaces the configuration's."""
     configuration = as_configuration(config, granularity)
-    key = (pod, plan_name, gpus, size, configuration, seed, layout)
+    key = (pod, plan_name, gpus, size, configuration, seed, layout, engine)
     if key in _CACHE:
         return _CACHE[key]
     base = builtin_plan(plan_name, gpus=gpus)
@@ -91,7 +92,9 @@ def best_threadblocks(
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
             )
-        scenario = Scenario(pod, plan, size, configuration, domains, seed, layout=layout)
+        scenario = Scenario(
+            pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
+        )
         placement = scenario.placement()
         result = scenario.run(placement)
         tried.append((plan.threadblocks_per_gpu[0], placement.granularity, result.completion_ps))

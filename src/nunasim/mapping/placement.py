@@ -105,12 +105,15 @@ class Placement:
         frame = np.concatenate([r.frame for r in runs]).astype(np.int64)
         return region, frame, first
 
-    def chunk_lines(self, gpu: np.ndarray, buffer: np.ndarray, chunk: np.ndarray) -> np.ndarray:
+    def chunk_lines(
+        self, gpu: np.ndarray, buffer: np.ndarray, chunk: np.ndarray, lines: int | None = None
+    ) -> np.ndarray:
         """[chunk, line] physical line addresses of many chunks at once; ``buffer`` holds
-        indices into ``BUFFERS``."""
+        indices into ``BUFFERS``. ``lines``, when given, keeps each chunk's first lines only."""
         socket = self.socket
+        count = self.lines_per_chunk if lines is None else min(lines, self.lines_per_chunk)
         starts = self.layout.offsets(chunk)[:, None]
-        offsets = starts + np.arange(self.lines_per_chunk, dtype=np.int64) * socket.line_bytes
+        offsets = starts + np.arange(count, dtype=np.int64) * socket.line_bytes
         region, frame, first = self._pages
         page = first[gpu, buffer][:, None] + offsets // socket.page_bytes
         in_page = (offsets % socket.page_bytes) // socket.line_bytes

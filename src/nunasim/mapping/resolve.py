@@ -53,11 +53,21 @@ def crossing(kind: np.ndarray, gpu: np.ndarray, memory_gpu: np.ndarray) -> np.nd
     return ((kind == LOAD) | (kind == STORE)) & (memory_gpu != gpu)
 
 
-def remote_lines(plan: Plan, placement: Placement) -> ResolvedLines:
-    """``resolve(plan, placement).remote()``, resolving the remote accesses only."""
+def remote_lines(
+    plan: Plan, placement: Placement, lines_per_chunk: int | None = None
+) -> ResolvedLines:
+    """``resolve(plan, placement).remote()``, resolving the remote accesses only (of each
+    chunk its first ``lines_per_chunk`` lines, when given)."""
     accesses = plan_accesses(plan)
     rows = np.nonzero(crossing(accesses.kind, accesses.gpu, accesses.memory_gpu))[0]
-    return resolve(plan, placement, accesses, rows)
+    return resolve(plan, placement, accesses, rows, lines_per_chunk)
+
+
+def remote_chunks(plan: Plan) -> int:
+    """How many chunks the remote accesses of ``plan`` move, counted without resolving."""
+    accesses = plan_accesses(plan)
+    rows = crossing(accesses.kind, accesses.gpu, accesses.memory_gpu)
+    return int(accesses.count[rows].sum())
 
 
 def ragged_arange(counts: np.ndarray) -> np.ndarray:
@@ -72,17 +82,20 @@ def resolve(
     placement: Placement,
     accesses: AccessTable | None = None,
     rows: np.ndarray | None = None,
+    lines_per_chunk: int | None = None,
 ) -> ResolvedLines:
     """The lines of every access of ``plan`` (``plan_accesses`` unless given) under
-    ``placement``, or of the accesses ``rows`` (row numbers, increasing) only."""
+    ``placement``, or of the accesses ``rows`` (row numbers, increasing) only; with
+    ``lines_per_chunk``, of each chunk its first lines only."""
     accesses = plan_accesses(plan) if accesses is None else accesses
     rows = np.arange(len(accesses.kind)) if rows is None else rows
     of_chunk = np.repeat(rows, accesses.count[rows])
     chunk = accesses.chunk[of_chunk] + ragged_arange(accesses.count[rows])
-    address = placement.chunk_lines(
-        accesses.memory_gpu[of_chunk], accesses.buffer[of_chunk], chunk
-    ).ravel()
-    access = np.repeat(of_chunk, placement.lines_per_chunk)
+    lines = placement.chunk_lines(
+        accesses.memory_gpu[of_chunk], accesses.buffer[of_chunk], chunk, lines_per_chunk
+    )
+    address = lines.ravel()
+    access = np.repeat(of_chunk, lines.shape[1])
     kind, gpu = accesses.kind[access], accesses.gpu[access]
     cu = placement.cus_of(accesses.gpu, accesses.tb)[access]
     leaves = (kind == LOAD) | (kind == STORE)

@@ -15,14 +15,22 @@ import numpy as np
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.resolve import remote_lines
+from nunasim.mapping.resolve import remote_chunks, remote_lines
 from nunasim.units import transfer_ps
+
+# Lines resolved at most for one estimate (about 100 B each while it runs): beyond it each
+# chunk is represented by its first lines and the counts scaled up, so that a 1 GB
+# collective's estimate costs what a few-MB one does. Smaller runs resolve every line.
+MAX_ESTIMATE_LINES = 4_000_000
 
 
 def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
     """The estimated time of ``plan`` placed by ``placement`` on ``pod``, in ps."""
     socket = placement.socket
-    lines = remote_lines(plan, placement)
+    chunks, per_chunk = remote_chunks(plan), placement.lines_per_chunk
+    sampled = min(per_chunk, max(1, MAX_ESTIMATE_LINES // max(chunks, 1)))
+    lines = remote_lines(plan, placement, None if sampled == per_chunk else sampled)
+    scale = 1 if sampled == per_chunk else per_chunk / sampled
     if not lines.size:
         return 0.0
     port = socket.port_routers[lines.port]
@@ -36,11 +44,11 @@ def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
         + stack_latency[lines.stack].mean()
     )
     ports, stacks = len(socket.ports), len(socket.stacks)
-    egress = np.bincount(lines.gpu * ports + lines.port).max()
-    ingress = np.bincount(lines.memory_gpu * ports + lines.port).max()
+    egress = np.bincount(lines.gpu * ports + lines.port).max() * scale
+    ingress = np.bincount(lines.memory_gpu * ports + lines.port).max() * scale
     stack_flit = np.array([transfer_ps(socket.line_bytes, s.bandwidth) for s in socket.stacks])
     per_stack = np.bincount(
         lines.memory_gpu * stacks + lines.stack, minlength=plan.ngpus * stacks
     ).reshape(plan.ngpus, stacks)
-    stack_time = (per_stack * stack_flit[None, :]).max()
+    stack_time = (per_stack * stack_flit[None, :]).max() * scale
     return float(latency + max(egress, ingress) * pod.port_flit_ps + stack_time)

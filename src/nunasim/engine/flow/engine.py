@@ -1,0 +1,184 @@
+"""Running a placed plan on the flow engine, with the packet engine's ``SimResult``.
+
+What the flow engine does not give, and reports as missing (NaN): per-line store
+latencies and their percentiles (its store table has one row per store *transfer*, with
+the zero-load mean one-way latency of its lines in ``latency_ps``, and its ``p50``, ``p99``,
+``max`` and ``min`` are NaN), the breakdown of a store's latency beyond its L1 part, the
+egress port and stack of a store (a transfer spreads over many: -1), and the longest wait
+and peak queue of a resource (a fluid has no queue). Completion times, lower bound, bytes,
+resource flits, busy time and utilisation are given.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from nunasim.collectives.plan import Plan
+from nunasim.engine.flow.demand import Demands, flow_demands
+from nunasim.engine.flow.loop import run_flows
+from nunasim.engine.flow.tables import RouteTables, route_latencies, route_tables
+from nunasim.engine.resources import RESOURCE_NAMES, build_resources, resource_numbering
+from nunasim.engine.result import SimResult
+from nunasim.engine.steps import step_graph
+from nunasim.errors import ConfigError
+from nunasim.hardware import Pod
+from nunasim.mapping.accesses import LOAD, PROTOCOLS, STORE, WRITE, plan_accesses
+from nunasim.mapping.placement import Placement
+from nunasim.workload import DTYPE_BYTES
+
+# Flows whose drains fall within this fraction of the current rate epoch after the first
+# leave together (``loop``): a wave of near-simultaneous drains then costs one rate
+# computation, at most this fraction of an epoch later than exact max-min fairness.
+TOLERANCE = 0.01
+# The flow engine's memory is flat in the collective's size, but it visits every line once
+# to count it (a few ns each) and keeps a table of a chunk's lines per protocol.
+MAX_LINES = 1 << 33
+MAX_CHUNK_LINES = 1 << 22
+
+
+def admit_flow(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
+    """The lines the flow engine would count for ``plan``, in Python integers; a run
+    beyond ``MAX_LINES``, or with chunks of more than ``MAX_CHUNK_LINES`` lines, is
+    refused with what would fit."""
+    per_chunk = -(-chunk_bytes // line_bytes)
+    lines = int(plan_accesses(plan).count.sum()) * per_chunk
+    if lines > MAX_LINES or per_chunk > MAX_CHUNK_LINES:
+        fits = min(MAX_LINES * chunk_bytes // max(lines, 1), MAX_CHUNK_LINES * line_bytes)
+        raise ConfigError(
+            f"this run would move {lines:,} lines in chunks of {per_chunk:,} lines, more than "
+            f"the flow engine's limits of {MAX_LINES:,} lines and {MAX_CHUNK_LINES:,} lines "
+            f"a chunk: use a collective size of at most about "
+            f"{max(plan.chunks_per_size * fits, 1):,} bytes, or fewer GPUs"
+        )
+    return lines
+
+
+@cache
+def _tables(pod: Pod) -> RouteTables:
+    return route_tables(pod)
+
+
+def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    start = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
+    return start, np.array([x for items in lists for x in items], dtype=np.int64)
+
+
+def simulate_flow(
+    pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16", tolerance: float = TOLERANCE
+) -> SimResult:
+    """Run ``plan`` at ``placement`` on ``pod``'s first ``plan.ngpus`` sockets."""
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+    started = time.perf_counter()
+    accesses = plan_accesses(plan)
+    numbering = resource_numbering(pod, plan.ngpus)
+    demands = flow_demands(pod, plan, placement, accesses, numbering, _tables(pod), dtype)
+    polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
+    graph = step_graph(plan, placement, demands.access_lines[polled], accesses.transfer[polled])
+    flag_ps, _ = route_latencies(pod, numbering, graph.flags)
+    steps = len(graph.step_tb)
+    flows = len(demands.flow_ops)
+    counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
+    succ_start, succ = _csr(graph.succ)
+    release_start, release = _csr(graph.releases)
+    arguments = (
+        np.array(graph.wait, dtype=np.int64),
+        succ_start,
+        succ,
+        np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
+        graph.flags.target.astype(np.int64),
+        flag_ps,
+        np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
+        demands.flow_ops,
+        demands.flow_tail_ps,
+        np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
+        demands.access_route_max_ps[polled],
+        release_start,
+        release,
+        demands.entry_start,
+        demands.entry_res,
+        demands.entry_coef,
+        numbering.total + 2 * plan.ngpus * pod.socket.cus,
+        plan.ngpus * pod.socket.cus,
+        float(tolerance),
+    )
+    critical = run_flows(*arguments, True)[1]
+    _, end, flow_begin, flow_drain, events, computations = run_flows(*arguments, False)
+    unfinished = np.nonzero(end < 0)[0]
+    if len(unfinished):
+        raise ConfigError(
+            f"the flow engine stopped with {len(unfinished)} steps unfinished (first: step "
+            f"{unfinished[0]}); the plan deadlocks in this model"
+        )
+    tb_gpu = np.array(graph.tb_gpu, dtype=np.int64)
+    step_gpu = tb_gpu[np.array(graph.step_tb, dtype=np.int64)]
+    gpu_done = np.zeros(plan.ngpus, dtype=np.int64)
+    np.maximum.at(gpu_done, step_gpu, end)
+    resources = build_resources(pod, numbering)
+    used = np.nonzero(demands.res_flits)[0]
+    flits = demands.res_flits[used]
+    bound = int(((flits - 1) * resources.occ[used] + resources.lat[used]).max()) if len(used) else 0
+    completion = int(end.max()) if steps else 0
+    delivering = np.isin(accesses.kind, (WRITE, STORE, LOAD))
+    return SimResult(
+        completion_ps=completion,
+        gpu_completion_ps=gpu_done,
+        stores=_stores(pod, accesses, demands, flow_begin, flow_drain),
+        resources=pd.DataFrame(
+            {
+                "kind": [RESOURCE_NAMES[k] for k in resources.kind[used]],
+                "gpu": resources.gpu[used],
+                "index": resources.index[used],
+                "flits": flits,
+                "busy_ps": flits * resources.occ[used],
+                "utilisation": flits * resources.occ[used] / max(completion, 1),
+                "max_wait_ps": np.full(len(used), np.nan),
+                "peak_queue": np.full(len(used), np.nan),
+            }
+        ),
+        messages=int(demands.access_lines.sum()) + graph.flags.size,
+        events=int(events + computations),
+        wall_s=time.perf_counter() - started,
+        bytes_delivered=int(demands.access_lines[delivering].sum()) * pod.socket.line_bytes,
+        lower_bound_ps=max(int(critical.max()) if steps else 0, bound),
+        data_bytes_delivered=int(demands.access_data[delivering].sum()),
+        engine="flow",
+    )
+
+
+def _stores(
+    pod: Pod, accesses, demands: Demands, flow_begin: np.ndarray, flow_drain: np.ndarray
+) -> pd.DataFrame:
+    """One row per store transfer: its lines, when its flow began and its last line landed,
+    and the mean zero-load one-way latency of its lines."""
+    stores = np.nonzero(accesses.kind == STORE)[0]
+    if not len(stores):
+        return pd.DataFrame(columns=["latency_ps"])
+    flow = 2 * accesses.group[stores] + 1
+    lines = demands.access_lines[stores]
+    l1 = pod.socket.l1_latency_ps
+    missing = np.full(len(stores), np.nan)
+    return pd.DataFrame(
+        {
+            "transfer": accesses.transfer[stores],
+            "src_gpu": accesses.gpu[stores],
+            "dst_gpu": accesses.memory_gpu[stores],
+            "egress_port": np.full(len(stores), -1),
+            "dst_stack": np.full(len(stores), -1),
+            "data_bytes": demands.access_data[stores],
+            "lines": lines,
+            "issue_ps": flow_begin[flow],
+            "done_ps": flow_drain[flow] + demands.access_route_max_ps[stores],
+            "latency_ps": demands.access_route_ps[stores] / lines - l1,
+            "l1": np.full(len(stores), l1),
+            "src_noc": missing,
+            "port": missing,
+            "plane": missing,
+            "dst_noc": missing,
+            "memory": missing,
+        }
+    )

@@ -1,0 +1,109 @@
+"""Max-min fair rates by progressive filling.
+
+Every active flow's rate (line operations per ps) rises at the same pace until a resource
+is full (the busy time per ps its flows ask of it reaches 1); the flows crossing it are
+frozen at that rate, and the others keep rising. Each resource's filling level is kept in
+a heap and recomputed only when one of its flows freezes, so a computation costs
+O(E log E) for E (flow, resource) pairs rather than a pass over all of them per level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nunasim.engine.jit import jit
+
+
+@jit(inline=True)
+def _heap_push(key, item, stamp, n, k, i, v):
+    j = n
+    while j > 0:
+        parent = (j - 1) >> 1
+        if key[parent] < k or (key[parent] == k and item[parent] <= i):
+            break
+        key[j], item[j], stamp[j] = key[parent], item[parent], stamp[parent]
+        j = parent
+    key[j], item[j], stamp[j] = k, i, v
+    return n + 1
+
+
+@jit(inline=True)
+def _heap_pop(key, item, stamp, n):
+    k, i, v = key[0], item[0], stamp[0]
+    n -= 1
+    lk, li, lv = key[n], item[n], stamp[n]
+    j = 0
+    while True:
+        c = 2 * j + 1
+        if c >= n:
+            break
+        if c + 1 < n and (key[c + 1] < key[c] or (key[c + 1] == key[c] and item[c + 1] < item[c])):
+            c += 1
+        if lk < key[c] or (lk == key[c] and li <= item[c]):
+            break
+        key[j], item[j], stamp[j] = key[c], item[c], stamp[c]
+        j = c
+    key[j], item[j], stamp[j] = lk, li, lv
+    return k, i, v, n
+
+
+@jit
+def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound):
+    """Fill ``rate`` for the flows ``active[:nactive]`` (flow ids), whose demands are the
+    CSR ``entry_*`` (busy time per unit of rate on each resource, whose capacity is 1),
+    and ``bound``: the resource that froze each."""
+    demand = np.zeros(nres, dtype=np.float64)  # of the flows not yet frozen
+    load = np.zeros(nres, dtype=np.float64)  # of the frozen flows
+    users = np.zeros(nres, dtype=np.int64)  # flows not yet frozen
+    stamp_of = np.zeros(nres, dtype=np.int64)
+    nnz = 0
+    for j in range(nactive):
+        f = active[j]
+        for x in range(entry_start[f], entry_start[f + 1]):
+            demand[entry_res[x]] += entry_coef[x]
+            users[entry_res[x]] += 1
+        nnz += entry_start[f + 1] - entry_start[f]
+    # resource -> active flows (positions in ``active``)
+    first = np.zeros(nres + 1, dtype=np.int64)
+    for e in range(nres):
+        first[e + 1] = first[e] + users[e]
+    at = first[:-1].copy()
+    member = np.empty(nnz, dtype=np.int64)
+    for j in range(nactive):
+        f = active[j]
+        for x in range(entry_start[f], entry_start[f + 1]):
+            e = entry_res[x]
+            member[at[e]] = j
+            at[e] += 1
+    key = np.empty(nnz + nres, dtype=np.float64)
+    item = np.empty(nnz + nres, dtype=np.int64)
+    stamp = np.empty(nnz + nres, dtype=np.int64)
+    n = 0
+    for e in range(nres):
+        if users[e] > 0:
+            n = _heap_push(key, item, stamp, n, 1.0 / demand[e], e, 0)
+    frozen = np.zeros(nactive, dtype=np.bool_)
+    left = nactive
+    while left > 0 and n > 0:
+        level, e, v, n = _heap_pop(key, item, stamp, n)
+        if v != stamp_of[e] or users[e] == 0:
+            continue
+        for y in range(first[e], first[e + 1]):
+            j = member[y]
+            if frozen[j]:
+                continue
+            frozen[j] = True
+            left -= 1
+            f = active[j]
+            rate[f] = level
+            bound[f] = e
+            for x in range(entry_start[f], entry_start[f + 1]):
+                r = entry_res[x]
+                load[r] += entry_coef[x] * level
+                demand[r] -= entry_coef[x]
+                users[r] -= 1
+                if users[r] > 0 and r != e:
+                    stamp_of[r] += 1
+                    fill = (1.0 - load[r]) / demand[r] if demand[r] > 0 else np.inf
+                    n = _heap_push(key, item, stamp, n, max(fill, level), r, stamp_of[r])
+    return nnz

@@ -1,0 +1,324 @@
+"""The flow engine's event loop: steps start, their flows drain at max-min fair rates,
+steps end, flags and landings release their successors.
+
+A step moves in two phases (``demand``): its fetch flows join the active set when it
+starts; once they have all drained, its delivery flows join; once those have drained, the
+step ends. A flow is *drained* once its last line operation has been issued through its
+resources at the rates it was given, and is done a *tail* later: the zero-load latency
+of its slowest line (a fetch and the combination; a fenced delivery and its
+acknowledgement). A flow its CU's request window held back (its rate was frozen by the
+window) was paced by its round trips, which its drain already counts: it is done at its
+drain, or its tail after its start if that is later. A delivery phase starts when the
+last fetch flow is drained (the CU then issues deliveries as slots free) and no earlier
+than the first line could have been fetched and combined.
+
+Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
+of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
+flows whose projected drains fall within ``tolerance * a`` after the first leave together,
+each at its own projected time (the others keep their rates until then, never faster than
+max-min fairness allows), and the events due within ``tolerance * a`` after the next one
+are handled with it, their steps starting at the last one's time. A wave then costs one
+computation instead of one per flow, and no step starts later than a ``tolerance``
+fraction of the age of what is running.
+
+Time is integer picoseconds: drains round up, and an event due before the loop's clock
+(possible only inside such a wave) takes effect at the clock.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nunasim.engine.flow.fairness import max_min_rates
+from nunasim.engine.jit import jit
+from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
+
+EV_SATISFY = 0  # one wait of a step is over
+EV_END = 1  # a step has ended
+EV_LAND = 2  # a data-polled transfer's last line has landed
+EV_DELIVER = 3  # a step's fetches are done: its deliveries start
+EV_BITS = 2
+EV_MASK = (1 << EV_BITS) - 1
+
+
+@jit(inline=True)
+def _start_phase(
+    s, phase, t, step_group_start, flow_ops, flow_begin, remaining, active, nactive, step_left
+):
+    """Flows of ``phase`` of step ``s`` join the active set at ``t``; returns how many."""
+    joined = 0
+    for g in range(step_group_start[s], step_group_start[s + 1]):
+        f = 2 * g + phase
+        if flow_ops[f] > 0:
+            flow_begin[f] = t
+            remaining[f] = flow_ops[f]
+            active[nactive + joined] = f
+            joined += 1
+    step_left[s] = joined
+    return joined
+
+
+@jit
+def run_flows(
+    step_wait,
+    succ_start,
+    succ,
+    flag_start,
+    flag_target,
+    flag_ps,
+    step_group_start,
+    flow_ops,
+    flow_tail_ps,
+    counter_start,
+    counter_ps,
+    release_start,
+    release,
+    entry_start,
+    entry_res,
+    entry_coef,
+    nres,
+    windows,
+    tolerance,
+    zero_load,
+):
+    """Run every step; returns each step's begin and end, each flow's begin and drain,
+    and the number of events handled and of rate computations. Flow ``2 g`` is group
+    ``g``'s fetches, ``2 g + 1`` its deliveries; resources ``nres - 2 * windows`` to
+    ``nres - windows`` are the CUs' request windows."""
+    nsteps = step_wait.shape[0]
+    nflows = flow_ops.shape[0]
+    wait = step_wait.copy()
+    step_begin = np.full(nsteps, -1, dtype=np.int64)
+    step_end = np.full(nsteps, -1, dtype=np.int64)
+    step_left = np.zeros(nsteps, dtype=np.int64)
+    step_done = np.zeros(nsteps, dtype=np.int64)  # latest end of its phase's flows so far
+    flow_step = np.empty(nflows, dtype=np.int64)
+    for s in range(nsteps):
+        for g in range(step_group_start[s], step_group_start[s + 1]):
+            flow_step[2 * g] = s
+            flow_step[2 * g + 1] = s
+    flow_begin = np.full(nflows, -1, dtype=np.int64)
+    flow_drain = np.full(nflows, -1, dtype=np.int64)
+    remaining = np.zeros(nflows, dtype=np.float64)
+    rate = np.zeros(nflows, dtype=np.float64)
+    bound = np.full(nflows, -1, dtype=np.int64)
+    active = np.empty(nflows, dtype=np.int64)
+    nactive = 0
+    cap = 2 * nsteps + flag_target.shape[0] + counter_ps.shape[0] + release.shape[0] + 2
+    hk = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int64)
+    n = 0
+    seq = 0
+    ready = np.empty(nsteps, dtype=np.int64)
+    nready = 0
+    for s in range(nsteps):
+        if wait[s] == 0:
+            ready[nready] = s
+            nready += 1
+    t = 0
+    dirty = False
+    events = 0
+    computations = 0
+    window_first, window_end = nres - 2 * windows, nres - windows
+    while True:
+        # Start every ready step at t: its fetch flows join the active set.
+        while nready > 0:
+            nready -= 1
+            s = ready[nready]
+            step_begin[s] = t
+            step_done[s] = t
+            joined = _start_phase(
+                s,
+                0,
+                t,
+                step_group_start,
+                flow_ops,
+                flow_begin,
+                remaining,
+                active,
+                nactive,
+                step_left,
+            )
+            nactive += joined
+            dirty = dirty or joined > 0
+            if joined == 0:
+                n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_DELIVER)
+                seq += 1
+        if zero_load:  # every flow drains as it starts
+            for j in range(nactive):
+                f = active[j]
+                n, seq = _drain(
+                    f,
+                    t,
+                    False,
+                    flow_step,
+                    flow_drain,
+                    flow_begin,
+                    flow_tail_ps,
+                    step_done,
+                    step_left,
+                    counter_start,
+                    counter_ps,
+                    hk,
+                    hp,
+                    n,
+                    seq,
+                )
+            nactive = 0
+        if dirty and nactive > 0:
+            max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
+            computations += 1
+        dirty = False
+        if nactive == 0 and n == 0:
+            break
+        next_event = hk[0] >> SEQ_BITS if n > 0 else -1
+        first_drain = np.inf
+        oldest = t  # the earliest start of an active flow
+        for j in range(nactive):
+            f = active[j]
+            first_drain = min(first_drain, t + remaining[f] / rate[f])
+            oldest = min(oldest, flow_begin[f])
+        if n > 0 and (nactive == 0 or next_event <= first_drain):
+            # The next event comes first, with those due within the tolerance after it
+            # (never after the first drain): advance the flows to the last and handle them.
+            late = max(next_event - oldest, 0)  # an event may be due before the clock
+            until = min(next_event + tolerance * late, first_drain)
+            while n > 0 and (hk[0] >> SEQ_BITS) <= until:
+                te, payload, n = _pop(hk, hp, n)
+                events += 1
+                if te > t:
+                    for j in range(nactive):
+                        f = active[j]
+                        remaining[f] -= rate[f] * (te - t)
+                    t = te
+                kind = payload & EV_MASK
+                arg = payload >> EV_BITS
+                if kind == EV_SATISFY:
+                    wait[arg] -= 1
+                    if wait[arg] == 0:
+                        ready[nready] = arg
+                        nready += 1
+                elif kind == EV_DELIVER:
+                    s = arg
+                    step_done[s] = t
+                    joined = _start_phase(
+                        s,
+                        1,
+                        t,
+                        step_group_start,
+                        flow_ops,
+                        flow_begin,
+                        remaining,
+                        active,
+                        nactive,
+                        step_left,
+                    )
+                    nactive += joined
+                    dirty = dirty or joined > 0
+                    if joined == 0:
+                        n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
+                        seq += 1
+                elif kind == EV_END:
+                    s = arg
+                    step_end[s] = te
+                    for k in range(flag_start[s], flag_start[s + 1]):
+                        n = _push(
+                            hk,
+                            hp,
+                            n,
+                            max(te + flag_ps[k], t),
+                            seq,
+                            (flag_target[k] << EV_BITS) | EV_SATISFY,
+                        )
+                        seq += 1
+                    for k in range(succ_start[s], succ_start[s + 1]):
+                        w = succ[k]
+                        wait[w] -= 1
+                        if wait[w] == 0:
+                            ready[nready] = w
+                            nready += 1
+                else:  # EV_LAND
+                    for k in range(release_start[arg], release_start[arg + 1]):
+                        w = release[k]
+                        wait[w] -= 1
+                        if wait[w] == 0:
+                            ready[nready] = w
+                            nready += 1
+            continue
+        # Drains come first: the earliest and those within the tolerance after it leave.
+        until = np.int64(np.ceil(first_drain + tolerance * (first_drain - oldest)))
+        if n > 0 and next_event < until:
+            until = next_event
+        j = 0
+        while j < nactive:
+            f = active[j]
+            finish = t + remaining[f] / rate[f]
+            if finish <= until:
+                windowed = window_first <= bound[f] < window_end
+                n, seq = _drain(
+                    f,
+                    np.int64(np.ceil(finish)),
+                    windowed,
+                    flow_step,
+                    flow_drain,
+                    flow_begin,
+                    flow_tail_ps,
+                    step_done,
+                    step_left,
+                    counter_start,
+                    counter_ps,
+                    hk,
+                    hp,
+                    n,
+                    seq,
+                )
+                remaining[f] = 0.0
+                nactive -= 1
+                active[j] = active[nactive]
+            else:
+                remaining[f] -= rate[f] * (until - t)
+                j += 1
+        t = max(t, until)
+        dirty = True
+    return step_begin, step_end, flow_begin, flow_drain, events, computations
+
+
+@jit(inline=True)
+def _drain(
+    f,
+    t,
+    windowed,
+    flow_step,
+    flow_drain,
+    flow_begin,
+    flow_tail_ps,
+    step_done,
+    step_left,
+    counter_start,
+    counter_ps,
+    hk,
+    hp,
+    n,
+    seq,
+):
+    """Flow ``f`` has issued its last line operation at ``t``: its landings are due, and
+    when its phase's last flow is done the step's next phase starts (or the step ends)."""
+    flow_drain[f] = t
+    for c in range(counter_start[f], counter_start[f + 1]):
+        land = max(t, flow_begin[f] + counter_ps[c]) if windowed else t + counter_ps[c]
+        n = _push(hk, hp, n, land, seq, (c << EV_BITS) | EV_LAND)
+        seq += 1
+    s = flow_step[f]
+    # A fetch phase's deliveries start once fetched, not before one line could be; a
+    # window-paced flow's drain already counts its round trips.
+    if f % 2 == 0 or windowed:
+        done = max(t, flow_begin[f] + flow_tail_ps[f])
+    else:
+        done = t + flow_tail_ps[f]
+    step_done[s] = max(step_done[s], done)
+    step_left[s] -= 1
+    if step_left[s] == 0:
+        kind = EV_DELIVER if f % 2 == 0 else EV_END
+        n = _push(hk, hp, n, step_done[s], seq, (s << EV_BITS) | kind)
+        seq += 1
+    return n, seq

@@ -1,0 +1,82 @@
+"""The flow engine against the packet engine on the same placed scenarios: completion
+within 10 %, and the same ordering of UA and NAP+NAR wherever the packet engine separates
+them (docs/engine.md, "The flow engine", lists the measured table and where they differ)."""
+
+from functools import cache
+
+import pytest
+
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Scenario
+
+TOLERANCE = 0.10
+# Below this relative gap the packet engine does not separate two configurations.
+SEPARATED = 0.03
+
+
+@cache
+def _completions(collective: str, gpus: int, tbs: int, size: int, config: str) -> tuple[int, int]:
+    plan = builtin_plan(collective, gpus=gpus, tbs=tbs)
+    preset = load_preset("nextgen-4die")
+    packet = Scenario(preset, plan, size, config, engine="packet")
+    placement = packet.placement()
+    flow = Scenario(preset, plan, size, config, engine="flow")
+    return packet.run(placement).completion_ps, flow.run(placement).completion_ps
+
+
+def _check(collective: str, gpus: int, tbs: int, size: int) -> None:
+    runs = {c: _completions(collective, gpus, tbs, size, c) for c in ("UA", "NAP+NAR")}
+    for config, (packet, flow) in runs.items():
+        assert abs(flow - packet) <= TOLERANCE * packet, (config, packet, flow)
+    (packet_ua, flow_ua), (packet_nap, flow_nap) = runs["UA"], runs["NAP+NAR"]
+    if abs(packet_ua - packet_nap) > SEPARATED * min(packet_ua, packet_nap):
+        assert (packet_ua > packet_nap) == (flow_ua > flow_nap), runs
+
+
+FAST = [("allgather", 8, 7, 1_000_000), ("alltoall", 8, 7, 1_000_000)]
+# Where the flow engine leaves the 10 % band (docs/engine.md, "Where they differ"): NAP+NAR
+# packs one threadblock per peer onto two routers, and the packet engine's bursts of
+# reads queue at their shared stack, links and ejection port, which a fluid does not see.
+BURSTS = "NAP+NAR's clustered threadblocks queue in bursts the fluid model does not see"
+DIFFER = {("allgather", 8, 7, 1_000_000), ("allgather", 8, 7, 4_000_000)}
+DIFFER |= {("allreduce", 8, 7, 1_000_000), ("alltoall", 8, 7, 1_000_000)}
+SLOW = [
+    pytest.param(
+        *case, marks=[pytest.mark.xfail(reason=BURSTS, strict=False)] if case in DIFFER else []
+    )
+    for case in (
+        (collective, gpus, gpus - 1, size)
+        for collective in ("allgather", "allreduce", "alltoall")
+        for gpus in (8, 16)
+        for size in (1_000_000, 4_000_000, 16_000_000, 64_000_000)
+    )
+]
+
+
+@pytest.mark.parametrize(("collective", "gpus", "tbs", "size"), FAST)
+def test_flow_follows_packet_where_threadblocks_spread(collective, gpus, tbs, size):
+    packet, flow = _completions(collective, gpus, tbs, size, "UA")
+    assert abs(flow - packet) <= TOLERANCE * packet, (packet, flow)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("collective", "gpus", "tbs", "size"), SLOW)
+def test_flow_follows_packet_across_sizes(collective, gpus, tbs, size):
+    _check(collective, gpus, tbs, size)
+
+
+def test_auto_picks_the_packet_engine_for_what_it_fits_and_the_flow_engine_beyond():
+    preset = load_preset("nextgen-4die")
+    small = Scenario(preset, builtin_plan("allgather", gpus=4, tbs=3), "64kB", "UA")
+    large = Scenario(preset, builtin_plan("allgather", gpus=64, tbs=63), "1GB", "UA")
+    assert small.chosen_engine == "packet" and large.chosen_engine == "flow"
+    result = small.run()
+    assert result.engine == "packet" and result.to_row()["engine"] == "packet"
+
+
+def test_an_unknown_engine_is_refused():
+    from nunasim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown engine"):
+        Scenario(load_preset("nextgen-4die"), builtin_plan("allgather", gpus=2), "1kB", engine="x")
