@@ -50,6 +50,9 @@ SLOW = [
         for collective in ("allgather", "allreduce", "alltoall")
         for gpus in (8, 16)
         for size in (1_000_000, 4_000_000, 16_000_000, 64_000_000)
+        # The packet engine's 16-GPU 64 MB run needs about 9 GB of arrays (docs/limits.md):
+        # more than CI's budget, so 16 GPUs stop at 16 MB.
+        if gpus * size <= 8 * 64_000_000
     )
 ]
 
