@@ -29,7 +29,7 @@ from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
-from nunasim.scenario import ENGINES, Configuration
+from nunasim.scenario import ENGINES, Configuration, Scenario
 from nunasim.units import format_size, parse_size
 
 
@@ -164,12 +164,21 @@ def simulate_command(
         gemm_tile=tile,
         engine=engine,
     )
-    if point.threadblocks == "auto" and engine == "packet":
+    if point.threadblocks == "auto":
         # The search's runs split the work over more threadblocks, never fewer lines, than
         # the plan at its own count: if that does not fit, none does, and the search that
         # would build every candidate first is not worth starting.
         base = point.base_plan()
-        admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
+        if engine == "packet":
+            admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
+        elif Scenario(preset, base, point.size, engine=engine).chosen_engine == "flow":
+            # A search is a dozen full runs; on the flow engine at this size each takes
+            # tens of seconds to minutes, so it is asked for by a count, never by default.
+            raise ConfigError(
+                f"at {format_size(point.size)} on {base.ngpus} GPUs this run needs the flow "
+                "engine, where the threadblock search (a dozen full runs) takes many "
+                f"minutes: give --tbs COUNT (the plan's own is {max(base.threadblocks_per_gpu)})"
+            )
     scenario = point_scenario(point, preset)
     plan, pod, nbytes = scenario.plan, scenario.pod, scenario.size
     # A progress bar over the phases, on a terminal only (the engine itself runs compiled).
