@@ -13,9 +13,8 @@ from functools import cached_property
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
-from nunasim.engine.admission import admit, admit_pages, fits_packet_engine
+from nunasim.engine.admission import admit, admit_pages, packet_messages
 from nunasim.engine.analytic import lower_bound_ps
-from nunasim.engine.flow.engine import admit_flow, simulate_flow
 from nunasim.engine.lower import lower
 from nunasim.engine.packet.core import TIME_LIMIT_PS
 from nunasim.engine.packet.engine import simulate
@@ -200,6 +199,10 @@ class Scenario:
         if self.chosen_engine == "packet":
             admit(self.plan, chunk_bytes, socket.line_bytes, None, socket.page_bytes)
         else:
+            # Imported here: the flow engine's compiled modules cost a packet run 200 MB of
+            # address space, which counts against a memory budget set by ``ulimit -v``.
+            from nunasim.engine.flow.engine import admit_flow
+
             admit_flow(self.plan, chunk_bytes, socket.line_bytes)
             admit_pages(self.plan, chunk_bytes, socket.page_bytes)
         return place(
@@ -221,11 +224,12 @@ class Scenario:
             return self.engine
         if self.gemm_tiles:
             return "packet"
-        chunk_bytes = self.plan.chunk_bytes(self.size)
-        fits = fits_packet_engine(
-            self.plan, chunk_bytes, self.pod.socket.line_bytes, AUTO_PACKET_MESSAGES
+        # By the run's size alone, never by this machine's memory: the same scenario takes
+        # the same engine everywhere (a packet run beyond the budget is refused instead).
+        messages = packet_messages(
+            self.plan, self.plan.chunk_bytes(self.size), self.pod.socket.line_bytes
         )
-        return "packet" if fits else "flow"
+        return "packet" if messages <= AUTO_PACKET_MESSAGES else "flow"
 
     def run(self, placement: Placement | None = None) -> SimResult:
         """Simulate the scenario (at ``placement``, or its own) on its engine
@@ -233,6 +237,8 @@ class Scenario:
         prove_once(self.plan)
         placement = placement or self.placement()
         if self.chosen_engine == "flow":
+            from nunasim.engine.flow.engine import simulate_flow  # see placement()
+
             result = simulate_flow(self.pod, self.plan, placement, self.dtype)
             return replace(result, info=self._info(placement))
         background = None

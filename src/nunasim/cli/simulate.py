@@ -23,7 +23,7 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
-from nunasim.engine.admission import admit
+from nunasim.engine.admission import admit, packet_bytes, packet_messages
 from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, point_scenario
 from nunasim.io.presets import load_preset
@@ -169,13 +169,17 @@ def simulate_command(
         # the plan at its own count: if that does not fit, none does, and the search that
         # would build every candidate first is not worth starting.
         base = point.base_plan()
+        line_bytes = preset.pod.socket.line_bytes
         if engine == "packet":
-            admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
+            admit(base, base.chunk_bytes(point.size), line_bytes)
         elif Scenario(preset, base, point.size, engine=engine).chosen_engine == "flow":
             # A search is a dozen full runs; on the flow engine at this size each takes
             # tens of seconds to minutes, so it is asked for by a count, never by default.
+            messages = packet_messages(base, base.chunk_bytes(point.size), line_bytes)
             raise ConfigError(
-                f"at {format_size(point.size)} on {base.ngpus} GPUs this run needs the flow "
+                f"at {format_size(point.size)} on {base.ngpus} GPUs this run would simulate "
+                f"{messages:,} messages on the packet engine (about "
+                f"{packet_bytes(messages) / 1e9:,.0f} GB of arrays), so it needs the flow "
                 "engine, where the threadblock search (a dozen full runs) takes many "
                 f"minutes: give --tbs COUNT (the plan's own is {max(base.threadblocks_per_gpu)})"
             )

@@ -103,13 +103,6 @@ def admit(
     return messages
 
 
-def fits_packet_engine(plan: Plan, chunk_bytes: int, line_bytes: int, max_messages: int) -> bool:
-    """Whether the packet engine should run ``plan``: at most ``max_messages`` messages,
-    within the memory budget (``engine="auto"`` takes the flow engine otherwise)."""
-    messages = packet_messages(plan, chunk_bytes, line_bytes)
-    return messages <= max_messages and packet_bytes(messages) <= memory_budget().nbytes
-
-
 def admit_pages(
     plan: Plan, chunk_bytes: int, page_bytes: int, budget: Budget | None = None
 ) -> None:
