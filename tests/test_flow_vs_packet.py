@@ -44,9 +44,11 @@ DIFFER |= {("allreduce", 8, 7, 1_000_000), ("alltoall", 8, 7, 1_000_000)}
 # Measured on 16 GPUs (one threadblock per peer) and not yet explained: the flow engine is
 # 0.76x the packet engine for UA at 4 MB (All-Gather), 0.86x (All-Reduce) and 0.75x
 # (All-to-All), and 1.16x for NAP+NAR's 16 MB All-to-All (docs/engine.md, "16 GPUs").
-UNEXPLAINED = "16 GPUs: outside the 10 % band, cause not yet measured (docs/engine.md)"
+UNEXPLAINED = "outside the 10 % band, cause not yet measured (docs/engine.md, '16 GPUs')"
 DIFFER_16 = {(c, 16, 15, 4_000_000) for c in ("allgather", "allreduce", "alltoall")}
 DIFFER_16 |= {("alltoall", 16, 15, 16_000_000)}
+# And on 8 GPUs: UA's 4 MB All-to-All at 0.897x.
+DIFFER_16 |= {("alltoall", 8, 7, 4_000_000)}
 
 
 def _marks(case: tuple) -> list:
@@ -64,9 +66,11 @@ SLOW = [
         for collective in ("allgather", "allreduce", "alltoall")
         for gpus in (8, 16)
         for size in (1_000_000, 4_000_000, 16_000_000, 64_000_000)
-        # The packet engine's 16-GPU 64 MB run needs about 9 GB of arrays (docs/limits.md):
-        # more than CI's budget, so 16 GPUs stop at 16 MB.
+        # The packet engine's 16-GPU 64 MB runs and the 8-GPU 64 MB All-Reduce (9.3 M
+        # messages) need 9-12 GB of arrays (docs/limits.md): beyond the packet engine's
+        # default budget on this 24 GB machine and far beyond what auto gives it (4 M).
         if gpus * size <= 8 * 64_000_000
+        and (collective, gpus, size) != ("allreduce", 8, 64_000_000)
     )
 ]
 
