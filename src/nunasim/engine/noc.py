@@ -476,15 +476,17 @@ class NocRun:
         latency = ps_to_cycles(self.latency_ps(), clock)
         zero_load = ps_to_cycles(self.zero_load_ps(), clock)
         n = socket.mesh.routers
-        flits = self.packet_flits * (self.stop - self.first)
-        offered = flits / (n * self.cycles)
+        flits = int(self.packet_flits) * int(self.stop - self.first)
+        offered = flits / (int(n) * int(self.cycles))
         begin, end_ps = self.window_ps
-        # the same flits over the delivery time instead of the window: exactly the ratio
+        # The delivered share of the same flits over the delivery time instead of the
+        # window, as one quotient of exact integers: rounded once, it can never come out
+        # above ``offered`` when the true ratio is at most 1 (chained float products can).
         delivery = self.delivery_ps()
         delivered = int((self.head_ps[self.measured] >= 0).sum())
-        accepted = offered * delivered / (self.stop - self.first)
-        if delivery != end_ps - begin:
-            accepted *= (end_ps - begin) / delivery
+        accepted = (int(self.packet_flits) * delivered * int(end_ps - begin)) / (
+            int(n) * int(self.cycles) * int(delivery)
+        )
         ejected = self.flits_arrived(*self.window_ps) / (n * self.cycles)
 
         end = self.warmup + self.cycles
