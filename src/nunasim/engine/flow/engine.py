@@ -20,6 +20,7 @@ import pandas as pd
 from nunasim.collectives.plan import Plan
 from nunasim.engine.flow.demand import Demands, flow_demands
 from nunasim.engine.flow.loop import run_flows
+from nunasim.engine.flow.rounds import window_floor_ps
 from nunasim.engine.flow.tables import RouteTables, route_latencies, route_tables
 from nunasim.engine.resources import RESOURCE_NAMES, build_resources, resource_numbering
 from nunasim.engine.result import SimResult
@@ -77,6 +78,10 @@ def simulate_flow(
     accesses = plan_accesses(plan)
     numbering = resource_numbering(pod, plan.ngpus)
     demands = flow_demands(pod, plan, placement, accesses, numbering, _tables(pod), dtype)
+    windows = range(numbering.total, numbering.total + plan.ngpus * pod.socket.cus)
+    floor = window_floor_ps(
+        demands, accesses.fetches, accesses.group, windows, pod.socket.outstanding_requests
+    )
     polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
     graph = step_graph(plan, placement, demands.access_lines[polled], accesses.transfer[polled])
     flag_ps, _ = route_latencies(pod, numbering, graph.flags)
@@ -95,6 +100,7 @@ def simulate_flow(
         np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
         demands.flow_ops,
         demands.flow_tail_ps,
+        floor,
         np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
         demands.access_route_max_ps[polled],
         release_start,
@@ -106,7 +112,8 @@ def simulate_flow(
         plan.ngpus * pod.socket.cus,
         float(tolerance),
     )
-    critical = run_flows(*arguments, True)[1]
+    # the zero-load path stays a lower bound: it runs without the window's floor
+    critical = run_flows(*arguments[:9], np.zeros_like(floor), *arguments[10:], True)[1]
     _, end, flow_begin, flow_drain, events, computations = run_flows(*arguments, False)
     unfinished = np.nonzero(end < 0)[0]
     if len(unfinished):

@@ -69,6 +69,7 @@ def run_flows(
     step_group_start,
     flow_ops,
     flow_tail_ps,
+    flow_floor_ps,
     counter_start,
     counter_ps,
     release_start,
@@ -155,6 +156,7 @@ def run_flows(
                     flow_drain,
                     flow_begin,
                     flow_tail_ps,
+                    flow_floor_ps,
                     step_done,
                     step_left,
                     counter_start,
@@ -263,6 +265,7 @@ def run_flows(
                     flow_drain,
                     flow_begin,
                     flow_tail_ps,
+                    flow_floor_ps,
                     step_done,
                     step_left,
                     counter_start,
@@ -292,6 +295,7 @@ def _drain(
     flow_drain,
     flow_begin,
     flow_tail_ps,
+    flow_floor_ps,
     step_done,
     step_left,
     counter_start,
@@ -315,6 +319,8 @@ def _drain(
         done = max(t, flow_begin[f] + flow_tail_ps[f])
     else:
         done = t + flow_tail_ps[f]
+    # No sooner than its CU's request window lets its lines through in whole round trips.
+    done = max(done, flow_begin[f] + flow_floor_ps[f])
     step_done[s] = max(step_done[s], done)
     step_left[s] -= 1
     if step_left[s] == 0:
