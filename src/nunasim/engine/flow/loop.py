@@ -8,9 +8,11 @@ resources at the rates it was given, and is done a *tail* later: the zero-load l
 of its slowest line (a fetch and the combination; a fenced delivery and its
 acknowledgement). A flow its CU's request window held back (its rate was frozen by the
 window) was paced by its round trips, which its drain already counts: it is done at its
-drain, or its tail after its start if that is later. A delivery phase starts when the
-last fetch flow is drained (the CU then issues deliveries as slots free) and no earlier
-than the first line could have been fetched and combined.
+drain, or its tail after its start if that is later; and no flow is done before its
+*floor* after its start (``rounds``: its CU's window lets its lines through in whole round
+trips). A delivery phase starts when the last fetch flow is drained (the CU then issues
+deliveries as slots free) and no earlier than the first line could have been fetched and
+combined.
 
 Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
 of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
