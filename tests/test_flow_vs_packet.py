@@ -50,7 +50,7 @@ DIFFER |= {("alltoall", 8, 7, 1_000_000)}
 # NAP+NAR's 16 MB All-to-All on 16 GPUs (1.19x, docs/engine.md, "16 GPUs"): max-min fairness
 # gives every threadblock sharing a bottleneck the same rate, where the packet engine's FIFO
 # links let some finish their reads early; a threadblock that copies before it sends then
-# finishes its copy 5.6 us later in the flow engine, and its peers wait for its flag.
+# finishes its copy 10.9 us later in the flow engine, and its peer waits for its flag.
 FAIR = "max-min fair shares keep threadblocks in step where FIFO links let some run ahead"
 DIFFER_16 = {("alltoall", 16, 15, 16_000_000)}
 
