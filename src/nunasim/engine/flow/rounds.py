@@ -27,8 +27,8 @@ def window_floor_ps(
     """Per flow: the earliest it can be done after it begins, as its CU's request window
     lets its requests through (0 for fetch flows). ``fetches`` and ``group`` are the
     accesses' (``AccessTable``); ``windows`` are the resources that are the CUs' windows,
-    each of ``window`` slots. A flow sharing its CU with others gets fewer slots: the floor
-    counts all of them, so it is never later than the flow could be done."""
+    each of ``window`` slots. The floor gives the flow every slot of its CU: sharing them
+    with other flows only makes it later."""
     flows = len(demands.flow_ops)
     requests = np.zeros(flows, dtype=np.int64)
     np.add.at(requests, 2 * group + 1, np.where(fetches, 0, demands.access_lines))
