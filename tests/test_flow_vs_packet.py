@@ -52,13 +52,13 @@ DIFFER |= {("alltoall", 8, 7, 1_000_000)}
 # links let some finish their reads early; a threadblock that copies before it sends then
 # finishes its copy 10.9 us later in the flow engine, and its peer waits for its flag.
 FAIR = "max-min fair shares keep threadblocks in step where FIFO links let some run ahead"
-DIFFER_16 = {("alltoall", 16, 15, 16_000_000)}
+UNFAIR = {("alltoall", 16, 15, 16_000_000)}
 
 
 def _marks(case: tuple) -> list:
     if case in DIFFER:
         return [pytest.mark.xfail(reason=BURSTS, strict=False)]
-    if case in DIFFER_16:
+    if case in UNFAIR:
         return [pytest.mark.xfail(reason=FAIR, strict=False)]
     return []
 
