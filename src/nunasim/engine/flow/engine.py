@@ -90,7 +90,7 @@ def simulate_flow(
     counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
     succ_start, succ = _csr(graph.succ)
     release_start, release = _csr(graph.releases)
-    arguments = (
+    before = (
         np.array(graph.wait, dtype=np.int64),
         succ_start,
         succ,
@@ -100,7 +100,8 @@ def simulate_flow(
         np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
         demands.flow_ops,
         demands.flow_tail_ps,
-        floor,
+    )
+    after = (
         np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
         demands.access_route_max_ps[polled],
         release_start,
@@ -113,8 +114,8 @@ def simulate_flow(
         float(tolerance),
     )
     # the zero-load path stays a lower bound: it runs without the window's floor
-    critical = run_flows(*arguments[:9], np.zeros_like(floor), *arguments[10:], True)[1]
-    _, end, flow_begin, flow_drain, events, computations = run_flows(*arguments, False)
+    critical = run_flows(*before, np.zeros_like(floor), *after, True)[1]
+    _, end, flow_begin, flow_drain, events, computations = run_flows(*before, floor, *after, False)
     unfinished = np.nonzero(end < 0)[0]
     if len(unfinished):
         raise ConfigError(
