@@ -16,8 +16,8 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
-from nunasim.mapping.placement import Placement
 from nunasim.mapping.accesses import plan_accesses
+from nunasim.mapping.placement import Placement
 from nunasim.mapping.resolve import crossing, ragged_arange, remote_chunks
 from nunasim.units import transfer_ps
 
@@ -87,7 +87,8 @@ def _remote_line_counts(
     stack = amap.stacks_of(address)
     router = socket.router_of_cu[placement.cus_of(accesses.gpu, accesses.tb)[of_chunk]]
     gpu = accesses.gpu[of_chunk]
-    routers, ports, stacks = len(socket.router_paths.latency_ps), len(socket.ports), len(socket.stacks)
+    routers = len(socket.router_paths.latency_ps)
+    ports, stacks = len(socket.ports), len(socket.stacks)
 
     def pairs(first: np.ndarray, width: int, second: np.ndarray, rows: int) -> np.ndarray:
         key = (first[:, None] if first.ndim == 1 else first) * width + second
