@@ -93,7 +93,7 @@ def _resources(
     paths = pod.socket.router_paths
     length = 2 + paths.hops[start_router, middle] + 2 * crossing + paths.hops[middle, end_router]
     start = np.concatenate([[0], np.cumsum(length)])
-    table = np.zeros((start[-1], ROUTE_FIELDS), dtype=np.int64)
+    table = np.empty((start[-1], ROUTE_FIELDS), dtype=np.int64)  # every entry written below
     _write_routes(
         start,
         first,
@@ -129,6 +129,7 @@ def _write_path(
     on; return where the route continues."""
     for k in range(path_start[pair], path_start[pair + 1]):
         table[at, ROUTE_RES] = links + path_links[k]
+        table[at, ROUTE_POST] = 0
         at += 1
     return at
 
@@ -161,6 +162,7 @@ def _write_routes(
     for i in range(len(first)):
         at = start[i]
         table[at, ROUTE_RES] = first[i]
+        table[at, ROUTE_POST] = 0
         at += 1
         links = kind_first[LINK] + start_gpu[i] * per_gpu[LINK]
         pair = start_router[i] * routers + middle[i]
@@ -171,8 +173,10 @@ def _write_routes(
             table[at + 1, ROUTE_RES] = (
                 kind_first[PLANE_OUT] + end_gpu[i] * per_gpu[PLANE_OUT] + port[i]
             )
+            table[at + 1, ROUTE_POST] = 0
             at += 2
         links = kind_first[LINK] + end_gpu[i] * per_gpu[LINK]
         pair = middle[i] * routers + end_router[i]
         at = _write_path(table, at, links, path_start, path_links, pair)
         table[at, ROUTE_RES] = last[i]
+        table[at, ROUTE_POST] = 0
