@@ -66,7 +66,6 @@ CREDIT_PS = 7
 BUF_FLITS = 8
 FLIT_PS = 9
 RES_FIELDS = 10
-HOT_FIELDS = 8  # the columns before BUF_FLITS: what a hop touches, in one cache line
 
 # Columns of a route row (one per route entry).
 ROUTE_RES = 0  # the resource
@@ -153,13 +152,10 @@ def run(inputs: CoreInputs, outputs: CoreOutputs) -> int:
 SEQ_BITS = 23
 SEQ_MASK = (1 << SEQ_BITS) - 1
 TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
-# The root sits at row ROOT of the heap array, so that the four children of any node fill
-# rows 4j..4j+3: one 64-byte cache line of keys and payloads when the array is aligned.
-ROOT = 3
 
 
 @jit(inline=True)
-def _push(heap, n, t, seq, payload):
+def _push(hk, hp, n, t, seq, payload):
     """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
     if t >= TIME_LIMIT_PS:
         raise ValueError("the packet engine simulates at most 1.1 s of time")
@@ -167,43 +163,43 @@ def _push(heap, n, t, seq, payload):
     i = n
     while i > 0:
         p = (i - 1) >> 2
-        if heap[p + ROOT, 0] <= key:
+        if hk[p] <= key:
             break
-        heap[i + ROOT, 0] = heap[p + ROOT, 0]
-        heap[i + ROOT, 1] = heap[p + ROOT, 1]
+        hk[i] = hk[p]
+        hp[i] = hp[p]
         i = p
-    heap[i + ROOT, 0] = key
-    heap[i + ROOT, 1] = payload
+    hk[i] = key
+    hp[i] = payload
     return n + 1
 
 
 @jit(inline=True)
-def _pop(heap, n):
+def _pop(hk, hp, n):
     """Remove the smallest key; the last item moves down from the root's hole."""
-    key, payload = heap[ROOT, 0], heap[ROOT, 1]
+    key, payload = hk[0], hp[0]
     n -= 1
-    last_key, last_payload = heap[n + ROOT, 0], heap[n + ROOT, 1]
+    last_key, last_payload = hk[n], hp[n]
     i = 0
     while True:
         first = 4 * i + 1
         if first >= n:
             break
         best = first
-        best_key = heap[first + ROOT, 0]
+        best_key = hk[first]
         end = first + 4
         if end > n:
             end = n
         for c in range(first + 1, end):
-            if heap[c + ROOT, 0] < best_key:
+            if hk[c] < best_key:
                 best = c
-                best_key = heap[c + ROOT, 0]
+                best_key = hk[c]
         if last_key <= best_key:
             break
-        heap[i + ROOT, 0] = best_key
-        heap[i + ROOT, 1] = heap[best + ROOT, 1]
+        hk[i] = best_key
+        hp[i] = hp[best]
         i = best
-    heap[i + ROOT, 0] = last_key
-    heap[i + ROOT, 1] = last_payload
+    hk[i] = last_key
+    hp[i] = last_payload
     return key >> SEQ_BITS, payload, n
 
 
@@ -239,7 +235,7 @@ def _satisfy(w, wait, ready, nready):
 
 
 @jit(inline=True)
-def _finish_step(s, t, heap, n, seq, nready, steps):
+def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``)."""
     step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready = steps
@@ -247,7 +243,7 @@ def _finish_step(s, t, heap, n, seq, nready, steps):
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = _push(heap, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
+        n = _push(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         nready = _satisfy(succ[k], wait, ready, nready)
@@ -255,7 +251,7 @@ def _finish_step(s, t, heap, n, seq, nready, steps):
 
 
 @jit(inline=True)
-def _line_delivered(lo, t, heap, n, seq, nready, steps, lines):
+def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
     """One sink of line operation ``lo`` is delivered at ``t``; the last completes the line
     operation, and the last line operation its step. ``lines`` holds the line operations'
     bookkeeping arrays (see ``run``)."""
@@ -265,16 +261,8 @@ def _line_delivered(lo, t, heap, n, seq, nready, steps, lines):
         s = lineop_step[lo]
         step_left[s] -= 1
         if step_left[s] == 0:
-            n, seq, nready = _finish_step(s, t, heap, n, seq, nready, steps)
+            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
     return n, seq, nready
-
-
-@jit(inline=True)
-def _aligned_rows(rows, width):
-    """An uninitialised [rows, width] int64 array that starts on a cache line (64 bytes)."""
-    buf = np.empty(rows * width + 8, dtype=np.int64)
-    skip = ((-buf.ctypes.data) % 64) // 8
-    return buf[skip : skip + rows * width].reshape(rows, width)
 
 
 @jit
@@ -343,22 +331,17 @@ def _loop(
     qhead = np.full(ncus, -1, dtype=np.int64)
     qtail = np.full(ncus, -1, dtype=np.int64)
     qnext = np.full(nmsg, -1, dtype=np.int64)
-    # Each message's next route entry and the end of its route, side by side: one cache
-    # line per hop rather than two.
-    cursor = np.empty((nmsg, 2), dtype=np.int64)
+    pos = np.empty(nmsg, dtype=np.int64)  # next route entry of each message
+    pos_end = np.empty(nmsg, dtype=np.int64)
     for m in range(nmsg):
-        cursor[m, 0] = route_start[msg_route[m]]
-        cursor[m, 1] = route_start[msg_route[m] + 1]
+        pos[m] = route_start[msg_route[m]]
+        pos_end[m] = route_start[msg_route[m] + 1]
     nres = res.shape[0]
-    # The columns every hop reads or writes, copied to rows of one aligned cache line each
-    # (``res`` rows are 80 bytes, so most would straddle two); written back at the end.
-    hot = _aligned_rows(nres, HOT_FIELDS)
-    hot[:, :] = res[:, :HOT_FIELDS]
     flow = False
     for e in range(nres):
-        if hot[e, VCS] > 0:
+        if res[e, VCS] > 0:
             flow = True
-    credits = hot[:, VCS].copy()
+    credits = res[:, VCS].copy()
     held = np.full(nmsg, -1, dtype=np.int64)  # the resource whose downstream VC m holds
     # The VC m still holds one buffer further upstream (wormhole: its tail is there), and
     # when m started on the resource that drains it.
@@ -373,7 +356,8 @@ def _loop(
     cap = nmsg + nlo + nsteps + 2
     if flow:
         cap += credits.sum()
-    heap = _aligned_rows(cap + ROOT, 2)
+    hk = np.empty(cap, dtype=np.int64)
+    hp = np.empty(cap, dtype=np.int64)
     n = 0
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
@@ -405,10 +389,10 @@ def _loop(
                 if step_compute_ps[s] > 0:  # a compute-only step, on the CU's compute unit
                     begin = max(t, compute_free[cu])
                     compute_free[cu] = begin + step_compute_ps[s]
-                    n = _push(heap, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
+                    n = _push(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
                     seq += 1
                 else:
-                    n, seq, nready = _finish_step(s, t, heap, n, seq, nready, steps)
+                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
                 continue
             for lo in range(lineop_start[s], lineop_start[s + 1]):
                 if lineop_msgs[lo, 1] > lineop_msgs[lo, 0]:
@@ -427,18 +411,18 @@ def _loop(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(heap, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
+                n = _push(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
                     n, seq, nready = _line_delivered(
-                        msg_lineop[m], t, heap, n, seq, nready, steps, lines
+                        msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
                     )
         ntouched = 0
         if nready > 0:  # steps completed by issuing: start their successors at t
             continue
         if stop_step >= 0 and step_end[stop_step] >= 0:
             break
-        if nxt < ntimed and (n == 0 or timed_at[nxt] <= heap[ROOT, 0] >> SEQ_BITS):
+        if nxt < ntimed and (n == 0 or timed_at[nxt] <= hk[0] >> SEQ_BITS):
             # Timed releases are consumed in order beside the heap rather than pushed
             # onto it: open-loop traffic would otherwise fill the heap with every packet.
             t = timed_at[nxt]
@@ -448,22 +432,22 @@ def _loop(
             continue
         if n == 0:
             break
-        t, payload, n = _pop(heap, n)
+        t, payload, n = _pop(hk, hp, n)
         events += 1
         kind = payload & EV_MASK
         arg = payload >> EV_BITS
 
         if kind == EV_ROUTE:
             m = arg
-            p = cursor[m, 0]
-            if p < cursor[m, 1]:
+            p = pos[m]
+            if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
                 if flow:
                     if granted[m]:  # woken by a credit, which it already holds
                         granted[m] = False
                     else:
                         arrived[m] = t
-                        if hot[e, VCS] > 0:
+                        if res[e, VCS] > 0:
                             if credits[e] == 0:  # every VC downstream is taken: wait
                                 wnext[m] = -1
                                 if wq_tail[e] < 0:
@@ -473,16 +457,16 @@ def _loop(
                                 wq_tail[e] = m
                                 continue
                             credits[e] -= 1
-                cursor[m, 0] = p + 1
-                start = hot[e, FREE_AT]
+                pos[m] = p + 1
+                start = res[e, FREE_AT]
                 if start < t:
                     start = t
-                elif start - t > hot[e, WAIT_MAX]:
-                    hot[e, WAIT_MAX] = start - t
-                hot[e, FREE_AT] = start + hot[e, OCC]
-                hot[e, FLITS] += 1
-                k = hot[e, KIND]
-                leave = start + hot[e, LAT]
+                elif start - t > res[e, WAIT_MAX]:
+                    res[e, WAIT_MAX] = start - t
+                res[e, FREE_AT] = start + res[e, OCC]
+                res[e, FLITS] += 1
+                k = res[e, KIND]
+                leave = start + res[e, LAT]
                 if k != LINK:  # most hops are links, which stamp nothing
                     if k == EGRESS:
                         msg_port_in[m] = t
@@ -492,49 +476,49 @@ def _loop(
                     elif k == STACK:
                         msg_stack_in[m] = t
                 if flow:
-                    if start - arrived[m] > hot[e, WAIT_MAX]:  # the wait for a credit counts
-                        hot[e, WAIT_MAX] = start - arrived[m]
+                    if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
+                        res[e, WAIT_MAX] = start - arrived[m]
                     h = held[m]
                     g = spanned[m]
                     if g >= 0:
                         # The tail crosses h once the flits beyond h's buffer have left it
                         # over e (and their credits came back): then g's VC is free.
-                        over = hot[e, OCC] - res[h, BUF_FLITS] * res[e, FLIT_PS]
-                        tail = start + over + hot[h, CREDIT_PS] + res[h, FLIT_PS]
-                        if tail < spanned_start[m] + hot[h, OCC]:
-                            tail = spanned_start[m] + hot[h, OCC]
+                        over = res[e, OCC] - res[h, BUF_FLITS] * res[e, FLIT_PS]
+                        tail = start + over + res[h, CREDIT_PS] + res[h, FLIT_PS]
+                        if tail < spanned_start[m] + res[h, OCC]:
+                            tail = spanned_start[m] + res[h, OCC]
                         n = _push(
-                            heap, n, tail + hot[g, CREDIT_PS], seq, (g << EV_BITS) | EV_CREDIT
+                            hk, hp, n, tail + res[g, CREDIT_PS], seq, (g << EV_BITS) | EV_CREDIT
                         )
                         seq += 1
                         spanned[m] = -1
                     if h >= 0:
                         if (
                             res[e, BUF_FLITS] > 0
-                            and hot[e, OCC] > res[e, BUF_FLITS] * res[e, FLIT_PS]
+                            and res[e, OCC] > res[e, BUF_FLITS] * res[e, FLIT_PS]
                         ):
                             # Longer than e's buffer: h's VC is free only once m's head has
                             # moved on from there (its next start).
                             spanned[m] = h
                             spanned_start[m] = start
                         else:  # free once this message has left that buffer
-                            back = start + hot[e, OCC] + hot[h, CREDIT_PS]
-                            n = _push(heap, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                            back = start + res[e, OCC] + res[h, CREDIT_PS]
+                            n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
                             seq += 1
-                    held[m] = e if hot[e, VCS] > 0 else -1
-                n = _push(heap, n, leave + route[p, ROUTE_POST], seq, payload)
+                    held[m] = e if res[e, VCS] > 0 else -1
+                n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
             if flow and spanned[m] >= 0:  # the route ended with m spanning two buffers
                 g = spanned[m]
-                tail = spanned_start[m] + hot[held[m], OCC] + hot[g, CREDIT_PS]
-                n = _push(heap, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
+                tail = spanned_start[m] + res[held[m], OCC] + res[g, CREDIT_PS]
+                n = _push(hk, hp, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
                 seq += 1
                 spanned[m] = -1
             if flow and held[m] >= 0:  # a route ending on a flow-controlled resource
                 h = held[m]
-                n = _push(heap, n, t + hot[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
+                n = _push(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
                 seq += 1
                 held[m] = -1
             msg_done[m] = t
@@ -553,17 +537,17 @@ def _loop(
                         s = lineop_step[lo]
                         step_left[s] -= 1
                         if step_left[s] == 0:
-                            n, seq, nready = _finish_step(s, t, heap, n, seq, nready, steps)
+                            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
                     elif lineop_compute_ps[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute_ps[lo]
-                        n = _push(heap, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE)
+                        n = _push(hk, hp, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE)
                         seq += 1
                     else:
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = _push(heap, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
+            n = _push(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
             seq += 1
             a = msg_target[m]
             if a >= 0:  # data-polled: the receivers poll the data, released by its last line
@@ -577,7 +561,7 @@ def _loop(
             _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
             ntouched = _touch(cu, is_touched, touched, ntouched)
         elif kind == EV_STEP:
-            n, seq, nready = _finish_step(arg, t, heap, n, seq, nready, steps)
+            n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
         elif kind == EV_CREDIT:
             e = arg
             m = wq_head[e]
@@ -589,7 +573,7 @@ def _loop(
             if wq_head[e] < 0:
                 wq_tail[e] = -1
             granted[m] = True
-            n = _push(heap, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+            n = _push(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
             seq += 1
         else:  # EV_ACK
             m = arg
@@ -598,9 +582,6 @@ def _loop(
             ntouched = _touch(cu, is_touched, touched, ntouched)
             if msg_target[m] < 0:  # a data-polled line was delivered when issued
                 n, seq, nready = _line_delivered(
-                    msg_lineop[m], t, heap, n, seq, nready, steps, lines
+                    msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
                 )
-    res[:, FREE_AT] = hot[:, FREE_AT]
-    res[:, FLITS] = hot[:, FLITS]
-    res[:, WAIT_MAX] = hot[:, WAIT_MAX]
     return events
