@@ -22,7 +22,13 @@ import numpy as np
 
 from nunasim.engine.jit import jit
 from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
-from nunasim.engine.packet.core import ROUTE_FIELDS, ROUTE_POST, ROUTE_RES
+from nunasim.engine.packet.core import (
+    ROUTE_DTYPE,
+    ROUTE_FIELDS,
+    ROUTE_POST,
+    ROUTE_RES,
+    check_route_values,
+)
 from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
 from nunasim.engine.resources import ResourceNumbering as Numbering
 from nunasim.hardware import Pod
@@ -36,7 +42,7 @@ class Routes(NamedTuple):
     start: np.ndarray  # CSR over messages into ``resource``
     resource: np.ndarray  # resource ids
     post_ps: np.ndarray  # pure delay after each resource
-    table: np.ndarray  # [entry, ROUTE_FIELDS]: the two above are its columns (the core's)
+    table: np.ndarray  # [entry, ROUTE_FIELDS] of ROUTE_DTYPE: the two above are its columns
 
 
 class _Way(NamedTuple):
@@ -93,7 +99,8 @@ def _resources(
     paths = pod.socket.router_paths
     length = 2 + paths.hops[start_router, middle] + 2 * crossing + paths.hops[middle, end_router]
     start = np.concatenate([[0], np.cumsum(length)])
-    table = np.empty((start[-1], ROUTE_FIELDS), dtype=np.int64)  # every entry written below
+    check_route_values(numbering.total - 1, pod.plane_latency_ps)
+    table = np.empty((start[-1], ROUTE_FIELDS), dtype=ROUTE_DTYPE)  # every entry written below
     _write_routes(
         start,
         first,
