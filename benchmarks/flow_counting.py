@@ -7,9 +7,10 @@
 
 Each case is a collective on ``nextgen-4die`` at a number of GPUs, threadblocks per GPU
 and size, placed once; ``flow_demands`` then runs once to warm the compile cache and
-``--repeat`` times more, and the best time is reported with the lines it counted (the
-wire lines of every range, a range read by several steps counted once per step) and the
-time per line. ``--digest`` adds a SHA-256 over every array of the demands, to check
+``--repeat`` times more, and the best CPU time (the process's, so that other work on a
+shared machine does not count) is reported with the wire lines the run moves (a local
+range read by several steps counts once per step, though it is counted once) and the time
+per line. ``--digest`` adds a SHA-256 over every array of the demands, to check
 that a change to the counting leaves them bit for bit as they were.
 """
 
@@ -95,7 +96,8 @@ def main() -> None:
     parser.add_argument("--digest", action="store_true", help="print a checksum of the demands")
     args = parser.parse_args()
     cases = args.cases[:1] if args.quick else args.cases
-    print("| case | config | lines | flow_demands | ns/line | placement |" + " digest |" * args.digest)
+    header = "| case | config | lines | flow_demands (CPU) | ns/line | placement (CPU) |"
+    print(header + " digest |" * args.digest)
     print("|---|---|---|---|---|---|" + "---|" * args.digest)
     for case in cases:
         for config in args.configs:
