@@ -12,11 +12,15 @@ busy time per line operation on each resource. The CU's outstanding-request wind
 resource too (by Little's law a request holds a slot for its zero-load round trip, and the
 CU has ``window`` slots), and so is the CU's compute unit (a reduction's time per line).
 
-Lines are counted by a compiled loop over each range's line addresses, one line at a time
-but nothing stored: a stack is a property of a page, a port a hash of the line address
-(``port_hash``), and the counts land in small per-range tables (per port, per port router
-and stack, per stack) before they are spread over the routes. A range read by several
-steps (the same chunks of the same memory) is counted once.
+Lines are counted by a compiled loop over each range's pages, nothing stored: a stack is a
+property of a page, and pages of one region with consecutive frames make one run of
+consecutive line addresses, whose ports (a hash of the line address) come as a few spans
+of consecutive ports (``port_hash.run_spans``) added a span at a time (``port_tally``).
+A wire format whose lines do not all carry the same number of wire lines (LL's last line,
+one LL128 line in fifteen) counts the usual number per line that way and the difference
+line by line (``wire_extras``). The counts land in small per-range tables (per port, per
+port router and stack, per stack) before they are spread over the routes. A range read by
+several steps (the same chunks of the same memory) is counted once.
 """
 
 from __future__ import annotations
