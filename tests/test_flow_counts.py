@@ -159,41 +159,34 @@ def _ranges(draw):
     """A buffer of random pages (regions of random port spans and stacks; frames in runs
     or scattered up to 2^34), a chunk layout, a protocol, a port hash and a range."""
     line_bytes = draw(st.sampled_from([128, 256, 384]))
-    per_page = draw(st.sampled_from([1, 2, 3, 4, 16, 32]))
-    page_bytes = line_bytes * per_page
+    page_bytes = line_bytes * draw(st.sampled_from([1, 2, 3, 4, 16, 32]))
     nports = draw(st.integers(1, 150))
     stacks = draw(st.integers(1, 5))
     nregions = draw(st.integers(1, 5))
-    first = np.array(
-        draw(st.lists(st.integers(0, nports - 1), min_size=nregions, max_size=nregions))
-    )
-    ports = np.array([draw(st.integers(1, nports - f)) for f in first], dtype=np.int64)
-    stack = np.array(
-        draw(st.lists(st.integers(0, stacks - 1), min_size=nregions, max_size=nregions))
-    )
-    # ports of a port router: spans of consecutive ports, or scattered
     nprs = draw(st.integers(1, min(nports, 6)))
-    if draw(st.booleans()):
-        port_pr = np.sort(np.arange(nports) * nprs // nports)
-    else:
-        port_pr = np.array(
-            draw(st.lists(st.integers(0, nprs - 1), min_size=nports, max_size=nports))
-        )
     chunk_bytes = draw(st.integers(1, 40 * page_bytes))
     layout = BufferLayout(chunk_bytes, line_bytes, page_bytes, draw(st.sampled_from(LAYOUTS)))
     chunks = draw(st.integers(1, 6))
-    npages = layout.pages(chunks) + 1  # a line of an unaligned chunk may end one page on
-    regions = np.array(
-        draw(st.lists(st.integers(0, nregions - 1), min_size=npages, max_size=npages))
-    )
-    # frames: runs of consecutive frames in one region (long aligned blocks), or scattered
-    if draw(st.booleans()):
-        regions[:] = regions[0]
-        frames = draw(st.integers(0, 1 << 34)) + np.arange(npages)
-    else:
-        frames = np.array(draw(st.lists(st.integers(0, 1 << 34), min_size=npages, max_size=npages)))
     chunk = draw(st.integers(0, chunks - 1))
     count = draw(st.integers(1, chunks - chunk))
+    # the arrays from a drawn seed (hypothesis draws long lists slowly)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    first = rng.integers(0, nports, nregions)
+    ports = rng.integers(1, nports - first + 1)
+    stack = rng.integers(0, stacks, nregions)
+    # ports of a port router: spans of consecutive ports, or scattered
+    if draw(st.booleans()):
+        port_pr = np.arange(nports) * nprs // nports
+    else:
+        port_pr = rng.integers(0, nprs, nports)
+    npages = layout.pages(chunks) + 1  # a line of an unaligned chunk may end one page on
+    # frames: runs of consecutive frames in one region (long aligned blocks), or scattered
+    if draw(st.booleans()):
+        regions = np.full(npages, rng.integers(0, nregions))
+        frames = rng.integers(0, 1 << 34) + np.arange(npages)
+    else:
+        regions = rng.integers(0, nregions, npages)
+        frames = rng.integers(0, 1 << 34, npages)
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
     as_int = [np.asarray(a, dtype=np.int64) for a in (regions, frames, stack, first, ports)]
     return (
