@@ -158,6 +158,8 @@ def flow_demands(
     regions = amap.regions
     region_ports = np.array([r.ports for r in regions], dtype=np.int64)
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
+    counting = (_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
+    del wire, wire_data  # only their sums and the lines out of the usual are counted with
     top_chunk = int((accesses.chunk + accesses.count).max()) if len(accesses.chunk) else 0
     resources = build_resources(pod, numbering)
     path = socket.router_paths
@@ -189,9 +191,7 @@ def flow_demands(
         HASHES[socket.port_hash],
         line_bytes,
         socket.page_bytes,
-        _cumulative(wire),
-        _cumulative(wire_data),
-        *wire_extras(wire),
+        *counting,
         tables.port_router_of_port,
         *router_runs(tables.port_router_of_port),
         tables.port_routers,
