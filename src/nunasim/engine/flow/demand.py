@@ -12,11 +12,15 @@ busy time per line operation on each resource. The CU's outstanding-request wind
 resource too (by Little's law a request holds a slot for its zero-load round trip, and the
 CU has ``window`` slots), and so is the CU's compute unit (a reduction's time per line).
 
-Lines are counted by a compiled loop over each range's line addresses, one line at a time
-but nothing stored: a stack is a property of a page, a port a hash of the line address
-(``port_hash``), and the counts land in small per-range tables (per port, per port router
-and stack, per stack) before they are spread over the routes. A range read by several
-steps (the same chunks of the same memory) is counted once.
+Lines are counted by a compiled loop over each range's pages, nothing stored: a stack is a
+property of a page, and pages of one region with consecutive frames make one run of
+consecutive line addresses, whose ports (a hash of the line address) come as a few spans
+of consecutive ports (``port_hash.run_spans``) added a span at a time (``port_tally``).
+A wire format whose lines do not all carry the same number of wire lines (LL's last line,
+one LL128 line in fifteen) counts the usual number per line that way and the difference
+line by line (``wire_extras``). The counts land in small per-range tables (per port, per
+port router and stack, per stack) before they are spread over the routes. A range read by
+several steps (the same chunks of the same memory) is counted once.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.flow.port_hash import HASHES, fold_width, line_port
+from nunasim.engine.flow.port_hash import HASHES, MAX_SPANS, fold_width, line_port, run_spans
+from nunasim.engine.flow.port_tally import flush, router_runs, tally_cyclic
 from nunasim.engine.flow.tables import RouteTables
 from nunasim.engine.jit import jit
 from nunasim.engine.lineops import reduce_ps
@@ -77,6 +82,24 @@ def wire_tables(line_bytes: int, chunk_bytes: int) -> tuple[np.ndarray, np.ndarr
         np.add.at(count[q], first // line_bytes, 1)
         np.add.at(data[q], first // line_bytes, np.minimum(first + per_line, chunk_bytes) - first)
     return count, data
+
+
+def _cumulative(table: np.ndarray) -> np.ndarray:
+    """Per protocol: the sums of ``table`` over each prefix of a chunk's lines."""
+    cumulative = np.zeros((table.shape[0], table.shape[1] + 1), dtype=np.int64)
+    np.cumsum(table, axis=1, out=cumulative[:, 1:])
+    return cumulative
+
+
+def wire_extras(wire: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per protocol, the wire lines most lines of a chunk carry (1 for Simple, 2 for LL),
+    and the lines that carry another number: CSR over protocols, each line and its
+    difference from the usual number."""
+    base = np.array([np.bincount(row).argmax() if len(row) else 0 for row in wire], dtype=np.int64)
+    other = wire != base[:, None]
+    proto, line = np.nonzero(other)
+    start = np.searchsorted(proto, np.arange(len(wire) + 1)).astype(np.int64)
+    return base, start, line.astype(np.int64), (wire - base[:, None])[other].astype(np.int64)
 
 
 def _page_tables(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,6 +158,8 @@ def flow_demands(
     regions = amap.regions
     region_ports = np.array([r.ports for r in regions], dtype=np.int64)
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
+    counting = (_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
+    del wire, wire_data  # only their sums and the lines out of the usual are counted with
     top_chunk = int((accesses.chunk + accesses.count).max()) if len(accesses.chunk) else 0
     resources = build_resources(pod, numbering)
     path = socket.router_paths
@@ -166,9 +191,9 @@ def flow_demands(
         HASHES[socket.port_hash],
         line_bytes,
         socket.page_bytes,
-        wire,
-        wire_data,
+        *counting,
         tables.port_router_of_port,
+        *router_runs(tables.port_router_of_port),
         tables.port_routers,
         socket.stack_routers,
         path.start,
@@ -206,9 +231,16 @@ def _add(res, flits, acc, touched, ntouched):
 
 @jit(inline=True)
 def _add_path(src, dst, gpu, flits, path_start, path_links, routers, link0, acc, touched, nt):
+    if flits == 0:
+        return nt
     pair = src * routers + dst
+    # ``_add`` spelled out: a call with arrays inside this loop costs more than the add
     for k in range(path_start[pair], path_start[pair + 1]):
-        nt = _add(link0 + gpu + path_links[k], flits, acc, touched, nt)
+        res = link0 + gpu + path_links[k]
+        if acc[res] == 0:
+            touched[nt] = res
+            nt += 1
+        acc[res] += flits
     return nt
 
 
@@ -240,10 +272,18 @@ def _count_lines(
     mode,
     line_bytes,
     page_bytes,
-    wire,
-    wire_data,
+    wire_cum,
+    data_cum,
+    wire_base,
+    extra_start,
+    extra_line,
+    extra_wire,
     port_pr,
-    stacks,
+    spans,
+    diff,
+    run_start,
+    run_router,
+    run_of_port,
     n_port,
     n_prs,
     n_stack,
@@ -252,27 +292,69 @@ def _count_lines(
     """Add one range's wire lines to the per-port, per (port router, stack) and per-stack
     tables (the latter two with data bytes per stack too)."""
     per_page = page_bytes // line_bytes
-    lines = wire.shape[1]
+    lines = wire_cum.shape[1] - 1
+    stacks = n_stack.shape[0]
+    pages = page_first[mgpu, buffer]
+    weight = wire_base[proto]
     for k in range(chunk, chunk + count):
-        base = offsets[k]
-        for i in range(lines):
-            w = wire[proto, i]
-            if w == 0:
-                continue
-            off = base + i * line_bytes
-            page = page_first[mgpu, buffer] + off // page_bytes
+        # line i of the chunk is line first + i of the buffer, whatever its byte offset
+        first = offsets[k] // line_bytes
+        page = pages + first // per_page
+        within = first % per_page
+        run_region = -1
+        run_line = 0
+        run_lines = 0
+        i = 0
+        # one pass more than there are pages, to count the last run
+        while i < lines or run_lines:
+            r, line, take = -1, 0, 0
+            if i < lines:
+                take = min(per_page - within, lines - i)
+                r = region[page]
+                line = frame[page] * per_page + within
+                s = region_stack[r]
+                n_stack[s] += wire_cum[proto, i + take] - wire_cum[proto, i]
+                d_stack[s] += data_cum[proto, i + take] - data_cum[proto, i]
+                i += take
+                page += 1
+                within = 0
+                if not crossing or weight == 0:
+                    continue
+                if r == run_region and line == run_line + run_lines:
+                    run_lines += take  # the next frame of the same region: one run of lines
+                    continue
+            if run_lines:
+                # spelled out here, not in a helper: a call with this many arrays costs
+                # more than the counting it does
+                q = run_region
+                ports = region_ports[q]
+                address = (q << REGION_SHIFT) | run_line
+                n = run_spans(address, run_line, run_lines, ports, region_width[q], mode, spans)
+                for j in range(n):
+                    tally_cyclic(region_first[q], ports, spans[j, 0], spans[j, 1],
+                                 weight * spans[j, 2], region_stack[q], stacks, diff, n_prs,
+                                 run_start, run_router, run_of_port)  # fmt: skip
+            run_region, run_line, run_lines = r, line, take
+        if not crossing:
+            continue
+        # the lines that carry other than ``weight`` wire lines, one at a time
+        for j in range(extra_start[proto], extra_start[proto + 1]):
+            b = first + extra_line[j]
+            page = pages + b // per_page
             r = region[page]
-            line = frame[page] * per_page + (off % page_bytes) // line_bytes
-            s = region_stack[r]
-            n_stack[s] += w
-            d_stack[s] += wire_data[proto, i]
-            if crossing:
-                address = (r << REGION_SHIFT) | line
-                p = line_port(
-                    address, line, region_first[r], region_ports[r], region_width[r], mode
-                )
-                n_port[p] += w
-                n_prs[port_pr[p] * stacks + s] += w
+            line = frame[page] * per_page + b % per_page
+            p = line_port(
+                (r << REGION_SHIFT) | line,
+                line,
+                region_first[r],
+                region_ports[r],
+                region_width[r],
+                mode,
+            )
+            n_port[p] += extra_wire[j]
+            n_prs[port_pr[p] * stacks + region_stack[r]] += extra_wire[j]
+    if crossing:
+        flush(diff, n_port)
 
 
 @jit
@@ -303,9 +385,16 @@ def _demands(
     mode,
     line_bytes,
     page_bytes,
-    wire,
-    wire_data,
+    wire_cum,
+    data_cum,
+    wire_base,
+    extra_start,
+    extra_line,
+    extra_wire,
     port_pr,
+    run_start,
+    run_router,
+    run_of_port,
     pr_router,
     stack_router,
     path_start,
@@ -334,6 +423,8 @@ def _demands(
     cache_data = np.zeros((unique.shape[0], stacks), dtype=np.int64)
     n_port = np.zeros(ports, dtype=np.int64)
     n_prs = np.zeros(nprs * stacks, dtype=np.int64)
+    diff = np.zeros(ports + 1, dtype=np.int64)
+    spans = np.empty((MAX_SPANS, 3), dtype=np.int64)
     for u in range(unique.shape[0]):
         if unique[u, 0] >= 0:
             _count_lines(
@@ -354,10 +445,18 @@ def _demands(
                 mode,
                 line_bytes,
                 page_bytes,
-                wire,
-                wire_data,
+                wire_cum,
+                data_cum,
+                wire_base,
+                extra_start,
+                extra_line,
+                extra_wire,
                 port_pr,
-                stacks,
+                spans,
+                diff,
+                run_start,
+                run_router,
+                run_of_port,
                 n_port,
                 n_prs,
                 cache_lines[u],
@@ -419,10 +518,18 @@ def _demands(
                         mode,
                         line_bytes,
                         page_bytes,
-                        wire,
-                        wire_data,
+                        wire_cum,
+                        data_cum,
+                        wire_base,
+                        extra_start,
+                        extra_line,
+                        extra_wire,
                         port_pr,
-                        stacks,
+                        spans,
+                        diff,
+                        run_start,
+                        run_router,
+                        run_of_port,
                         n_port,
                         n_prs,
                         n_stack,
