@@ -51,11 +51,17 @@ def _heap_pop(key, item, stamp, n):
 def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound):
     """Fill ``rate`` for the flows ``active[:nactive]`` (flow ids), whose demands are the
     CSR ``entry_*`` (busy time per unit of rate on each resource, whose capacity is 1),
-    and ``bound``: the resource that froze each."""
+    and ``bound``: the resource that froze each.
+
+    A resource's filling level only rises as flows freeze (they take no more than their
+    share of it), so the heap holds lower bounds: a resource whose level rose since it
+    was pushed is pushed again with its level when it comes out, instead of at every
+    change. Each level is the one an eager update would have pushed, the same value
+    with the same ties, so the rates are the same."""
     demand = np.zeros(nres, dtype=np.float64)  # of the flows not yet frozen
     load = np.zeros(nres, dtype=np.float64)  # of the frozen flows
     users = np.zeros(nres, dtype=np.int64)  # flows not yet frozen
-    stamp_of = np.zeros(nres, dtype=np.int64)
+    floor = np.zeros(nres, dtype=np.float64)  # the level when a flow of it last froze
     nnz = 0
     for j in range(nactive):
         f = active[j]
@@ -75,9 +81,9 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
             e = entry_res[x]
             member[at[e]] = j
             at[e] += 1
-    key = np.empty(nnz + nres, dtype=np.float64)
-    item = np.empty(nnz + nres, dtype=np.int64)
-    stamp = np.empty(nnz + nres, dtype=np.int64)
+    key = np.empty(nres, dtype=np.float64)
+    item = np.empty(nres, dtype=np.int64)
+    stamp = np.zeros(nres, dtype=np.int64)  # unused: the heap's third column
     n = 0
     for e in range(nres):
         if users[e] > 0:
@@ -86,8 +92,14 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
     left = nactive
     while left > 0 and n > 0:
         level, e, v, n = _heap_pop(key, item, stamp, n)
-        if v != stamp_of[e] or users[e] == 0:
+        if users[e] == 0:
             continue
+        if floor[e] > 0.0:  # some of its flows froze since it was pushed: its level now
+            fill = (1.0 - load[e]) / demand[e] if demand[e] > 0 else np.inf
+            fill = max(fill, floor[e])
+            if fill > level:
+                n = _heap_push(key, item, stamp, n, fill, e, 0)
+                continue
         for y in range(first[e], first[e + 1]):
             j = member[y]
             if frozen[j]:
@@ -102,8 +114,5 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
                 load[r] += entry_coef[x] * level
                 demand[r] -= entry_coef[x]
                 users[r] -= 1
-                if users[r] > 0 and r != e:
-                    stamp_of[r] += 1
-                    fill = (1.0 - load[r]) / demand[r] if demand[r] > 0 else np.inf
-                    n = _heap_push(key, item, stamp, n, max(fill, level), r, stamp_of[r])
+                floor[r] = level
     return nnz

@@ -116,6 +116,9 @@ def run_flows(
             ready[nready] = s
             nready += 1
     t = 0
+    t_rates = 0  # when the rates last changed
+    first_drain = np.inf
+    oldest = 0
     dirty = False
     events = 0
     computations = 0
@@ -166,18 +169,29 @@ def run_flows(
                 )
             nactive = 0
         if dirty and nactive > 0:
+            # ``remaining`` is as of ``t_rates``, when the rates last changed (a flow
+            # that joined since has no rate yet): bring it to ``t`` and share again.
+            for j in range(nactive):
+                f = active[j]
+                remaining[f] -= rate[f] * (t - t_rates)
+            t_rates = t
             max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
             computations += 1
+            # Until the next computation the rates hold, so do the first drain and the
+            # earliest start of an active flow.
+            first_drain = np.inf
+            oldest = t
+            for j in range(nactive):
+                f = active[j]
+                first_drain = min(first_drain, t_rates + remaining[f] / rate[f])
+                oldest = min(oldest, flow_begin[f])
         dirty = False
         if nactive == 0 and n == 0:
             break
+        if nactive == 0:
+            first_drain = np.inf
+            oldest = t
         next_event = hk[0] >> SEQ_BITS if n > 0 else -1
-        first_drain = np.inf
-        oldest = t  # the earliest start of an active flow
-        for j in range(nactive):
-            f = active[j]
-            first_drain = min(first_drain, t + remaining[f] / rate[f])
-            oldest = min(oldest, flow_begin[f])
         if n > 0 and (nactive == 0 or next_event <= first_drain):
             # The next event comes first, with those due within the tolerance after it
             # (never after the first drain): advance the flows to the last and handle them.
@@ -187,9 +201,6 @@ def run_flows(
                 te, payload, n = _pop(hk, hp, n)
                 events += 1
                 if te > t:
-                    for j in range(nactive):
-                        f = active[j]
-                        remaining[f] -= rate[f] * (te - t)
                     t = te
                 kind = payload & EV_MASK
                 arg = payload >> EV_BITS
@@ -252,7 +263,7 @@ def run_flows(
         j = 0
         while j < nactive:
             f = active[j]
-            finish = t + remaining[f] / rate[f]
+            finish = t_rates + remaining[f] / rate[f]
             if finish <= until:
                 windowed = window_first <= bound[f] < window_end
                 n, seq = _drain(
@@ -276,7 +287,6 @@ def run_flows(
                 nactive -= 1
                 active[j] = active[nactive]
             else:
-                remaining[f] -= rate[f] * (until - t)
                 j += 1
         t = max(t, until)
         dirty = True
