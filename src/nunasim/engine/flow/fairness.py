@@ -3,8 +3,8 @@
 Every active flow's rate (line operations per ps) rises at the same pace until a resource
 is full (the busy time per ps its flows ask of it reaches 1); the flows crossing it are
 frozen at that rate, and the others keep rising. Each resource's filling level is kept in
-a heap and recomputed only when one of its flows freezes, so a computation costs
-O(E log E) for E (flow, resource) pairs rather than a pass over all of them per level.
+a heap, as a lower bound refreshed when it comes out, so a computation costs O(E + R log R)
+for E (flow, resource) pairs and R resources rather than a pass over all pairs per level.
 """
 
 from __future__ import annotations
@@ -15,23 +15,23 @@ from nunasim.engine.jit import jit
 
 
 @jit(inline=True)
-def _heap_push(key, item, stamp, n, k, i, v):
+def _heap_push(key, item, n, k, i):
     j = n
     while j > 0:
         parent = (j - 1) >> 1
         if key[parent] < k or (key[parent] == k and item[parent] <= i):
             break
-        key[j], item[j], stamp[j] = key[parent], item[parent], stamp[parent]
+        key[j], item[j] = key[parent], item[parent]
         j = parent
-    key[j], item[j], stamp[j] = k, i, v
+    key[j], item[j] = k, i
     return n + 1
 
 
 @jit(inline=True)
-def _heap_pop(key, item, stamp, n):
-    k, i, v = key[0], item[0], stamp[0]
+def _heap_pop(key, item, n):
+    k, i = key[0], item[0]
     n -= 1
-    lk, li, lv = key[n], item[n], stamp[n]
+    lk, li = key[n], item[n]
     j = 0
     while True:
         c = 2 * j + 1
@@ -41,10 +41,10 @@ def _heap_pop(key, item, stamp, n):
             c += 1
         if lk < key[c] or (lk == key[c] and li <= item[c]):
             break
-        key[j], item[j], stamp[j] = key[c], item[c], stamp[c]
+        key[j], item[j] = key[c], item[c]
         j = c
-    key[j], item[j], stamp[j] = lk, li, lv
-    return k, i, v, n
+    key[j], item[j] = lk, li
+    return k, i, n
 
 
 @jit
@@ -83,22 +83,21 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
             at[e] += 1
     key = np.empty(nres, dtype=np.float64)
     item = np.empty(nres, dtype=np.int64)
-    stamp = np.zeros(nres, dtype=np.int64)  # unused: the heap's third column
     n = 0
     for e in range(nres):
         if users[e] > 0:
-            n = _heap_push(key, item, stamp, n, 1.0 / demand[e], e, 0)
+            n = _heap_push(key, item, n, 1.0 / demand[e], e)
     frozen = np.zeros(nactive, dtype=np.bool_)
     left = nactive
     while left > 0 and n > 0:
-        level, e, v, n = _heap_pop(key, item, stamp, n)
+        level, e, n = _heap_pop(key, item, n)
         if users[e] == 0:
             continue
         if floor[e] > 0.0:  # some of its flows froze since it was pushed: its level now
             fill = (1.0 - load[e]) / demand[e] if demand[e] > 0 else np.inf
             fill = max(fill, floor[e])
             if fill > level:
-                n = _heap_push(key, item, stamp, n, fill, e, 0)
+                n = _heap_push(key, item, n, fill, e)
                 continue
         for y in range(first[e], first[e + 1]):
             j = member[y]
