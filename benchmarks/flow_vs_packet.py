@@ -2,8 +2,11 @@
 completion, one line per run (the table in docs/engine.md, "The flow engine").
 
     python benchmarks/flow_vs_packet.py [--sizes 1MB,4MB] [--gpus 8,16] [--collectives ...]
+        [--window SLOTS]
 
 Each run is a fresh process (so peak memory is the run's own), the compile cache warm.
+``--window`` is a sensitivity run: both engines with every CU's request window set to
+``SLOTS`` (the placement stays the preset's), e.g. 100000 to take the window out.
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ import sys
 import time
 
 RUN = """
-import json, resource, sys, time
+import dataclasses, json, resource, sys, time
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Scenario
-collective, gpus, size, config, engine = sys.argv[1:]
+collective, gpus, size, config, engine, window = sys.argv[1:]
 plan = builtin_plan(collective, gpus=int(gpus), tbs=int(gpus) - 1)
 started = time.perf_counter()
 scenario = Scenario(load_preset("nextgen-4die"), plan, size, config, engine=engine)
 placement = scenario.placement()
+if int(window):
+    socket = dataclasses.replace(scenario.pod.socket, outstanding_requests=int(window))
+    pod = dataclasses.replace(scenario.pod, socket=socket)
+    scenario = Scenario(pod, plan, size, config, engine=engine)
 placed = time.perf_counter()
 result = scenario.run(placement)
 print(json.dumps({
@@ -41,6 +48,7 @@ def main() -> None:
     parser.add_argument("--gpus", default="8")
     parser.add_argument("--sizes", default="1MB,4MB")
     parser.add_argument("--configs", default="UA,NAP+NAR")
+    parser.add_argument("--window", type=int, default=0, help="request slots per CU (0: preset)")
     args = parser.parse_args()
     print(
         "| collective | GPUs | size | config | packet us | flow us | flow/packet "
@@ -52,9 +60,20 @@ def main() -> None:
             for size in args.sizes.split(","):
                 for config in args.configs.split(","):
                     runs = {}
+                    window = str(args.window)
                     for engine in ("packet", "flow"):
                         out = subprocess.run(
-                            [sys.executable, "-c", RUN, collective, gpus, size, config, engine],
+                            [
+                                sys.executable,
+                                "-c",
+                                RUN,
+                                collective,
+                                gpus,
+                                size,
+                                config,
+                                engine,
+                                window,
+                            ],
                             capture_output=True,
                             text=True,
                             check=True,

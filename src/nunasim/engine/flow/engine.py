@@ -20,6 +20,7 @@ import pandas as pd
 from nunasim.collectives.plan import Plan
 from nunasim.engine.flow.demand import Demands, flow_demands
 from nunasim.engine.flow.loop import run_flows
+from nunasim.engine.flow.rounds import window_floor_ps
 from nunasim.engine.flow.tables import RouteTables, route_latencies, route_tables
 from nunasim.engine.resources import RESOURCE_NAMES, build_resources, resource_numbering
 from nunasim.engine.result import SimResult
@@ -90,6 +91,10 @@ class FlowRun:
         self.demands = demands = flow_demands(
             pod, plan, placement, accesses, numbering, _tables(pod), dtype
         )
+        windows = range(numbering.total, numbering.total + plan.ngpus * pod.socket.cus)
+        floor = window_floor_ps(
+            demands, accesses.fetches, accesses.group, windows, pod.socket.outstanding_requests
+        )
         polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
         self.graph = graph = step_graph(
             plan, placement, demands.access_lines[polled], accesses.transfer[polled]
@@ -100,7 +105,7 @@ class FlowRun:
         counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
         succ_start, succ = _csr(graph.succ)
         release_start, release = _csr(graph.releases)
-        self.arguments = (
+        before = (
             np.array(graph.wait, dtype=np.int64),
             succ_start,
             succ,
@@ -110,6 +115,8 @@ class FlowRun:
             np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
             demands.flow_ops,
             demands.flow_tail_ps,
+        )
+        after = (
             np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
             demands.access_route_max_ps[polled],
             release_start,
@@ -121,7 +128,9 @@ class FlowRun:
             plan.ngpus * pod.socket.cus,
             float(tolerance),
         )
-        critical = run_flows(*self.arguments, True)[1]
+        self.arguments = (*before, floor, *after)
+        # the zero-load path stays a lower bound: it runs without the window's floor
+        critical = run_flows(*before, np.zeros_like(floor), *after, True)[1]
         self.resources = resources = build_resources(pod, numbering)
         self.used = used = np.nonzero(demands.res_flits)[0]
         flits = demands.res_flits[used]

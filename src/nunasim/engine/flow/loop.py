@@ -8,9 +8,11 @@ resources at the rates it was given, and is done a *tail* later: the zero-load l
 of its slowest line (a fetch and the combination; a fenced delivery and its
 acknowledgement). A flow its CU's request window held back (its rate was frozen by the
 window) was paced by its round trips, which its drain already counts: it is done at its
-drain, or its tail after its start if that is later. A delivery phase starts when the
-last fetch flow is drained (the CU then issues deliveries as slots free) and no earlier
-than the first line could have been fetched and combined.
+drain, or its tail after its start if that is later; and no flow is done before its
+*floor* after its start (``rounds``: its CU's window lets its lines through in whole round
+trips). A delivery phase starts when the last fetch flow is drained (the CU then issues
+deliveries as slots free) and no earlier than the first line could have been fetched and
+combined.
 
 Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
 of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
@@ -70,6 +72,7 @@ def run_flows(
     step_group_start,
     flow_ops,
     flow_tail_ps,
+    flow_floor_ps,
     counter_start,
     counter_ps,
     release_start,
@@ -159,6 +162,7 @@ def run_flows(
                     flow_drain,
                     flow_begin,
                     flow_tail_ps,
+                    flow_floor_ps,
                     step_done,
                     step_left,
                     counter_start,
@@ -217,6 +221,7 @@ def run_flows(
                     flow_drain,
                     flow_begin,
                     flow_tail_ps,
+                    flow_floor_ps,
                     step_done,
                     step_left,
                     counter_start,
@@ -304,6 +309,7 @@ def _drain(
     flow_drain,
     flow_begin,
     flow_tail_ps,
+    flow_floor_ps,
     step_done,
     step_left,
     counter_start,
@@ -327,6 +333,8 @@ def _drain(
         done = max(t, flow_begin[f] + flow_tail_ps[f])
     else:
         done = t + flow_tail_ps[f]
+    # No sooner than its CU's request window lets its lines through in whole round trips.
+    done = max(done, flow_begin[f] + flow_floor_ps[f])
     step_done[s] = max(step_done[s], done)
     step_left[s] -= 1
     if step_left[s] == 0:
