@@ -13,8 +13,9 @@ each phase's CPU time (CPU rather than wall time, so that other work on the mach
 not count; the command's CPU time is reported beside its wall time for the same reason).
 Placement per threadblock is timed in one process: the first placement of a
 plan (which works out its access sets and logical groups) and a second one (which reuses
-them), at 1, 4 and 16 threadblocks per peer on 64 GPUs (``--per-peer``), 1 MB, two NAR
-domains.
+them), at 1, 4 and 16 threadblocks per peer on 64 GPUs (``--per-peer``), 1 MB, at two NAR
+domains and at granularity ``auto`` (every valid granularity up to 12 placed and estimated,
+the best kept: what ``nunasim simulate`` does by default).
 """
 
 from __future__ import annotations
@@ -37,14 +38,14 @@ from nunasim.engine.lower import lower
 from nunasim.engine.analytic import lower_bound_ps
 from nunasim.engine.packet.engine import simulate
 gpus, size, config = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-plan = builtin_plan(f"allgather:direct:gpus={gpus}:tbs={gpus - 1}")
-scenario = Scenario(load_preset("nextgen-4die"), plan, size, config, "auto")
 out = {}
 def phase(name, work):
     start = time.process_time()
     value = work()
     out[name] = round(time.process_time() - start, 3)
     return value
+plan = phase("plan_cpu_s", lambda: builtin_plan(f"allgather:direct:gpus={gpus}:tbs={gpus - 1}"))
+scenario = Scenario(load_preset("nextgen-4die"), plan, size, config, "auto")
 placement = phase("place_cpu_s", scenario.placement)
 lowered = phase("lower_cpu_s", lambda: lower(scenario.pod, plan, placement))
 phase("bound_cpu_s", lambda: lower_bound_ps(lowered))
@@ -68,14 +69,15 @@ pod = load_preset("nextgen-4die").fit(gpus).pod
 place(builtin_plan("allgather:direct:gpus=2:tbs=1"), 1 << 20, pod, config, 2)  # compile, load
 rows = []
 for per_peer in counts:
+  for granularity in (2, "auto"):
     plan = builtin_plan(f"allgather:direct:gpus={gpus}:tbs={per_peer * (gpus - 1)}")
     times = []
     for _ in range(2):
         start = time.process_time()
-        place(plan, 1 << 20, pod, config, 2)
+        place(plan, 1 << 20, pod, config, granularity)
         times.append(time.process_time() - start)
     tbs = per_peer * (gpus - 1) * gpus
-    rows.append({"threadblocks": tbs, "first_s": round(times[0], 3),
+    rows.append({"threadblocks": tbs, "granularity": granularity, "first_s": round(times[0], 3),
                  "again_s": round(times[1], 3),
                  "first_us_per_tb": round(times[0] / tbs * 1e6, 1),
                  "again_us_per_tb": round(times[1] / tbs * 1e6, 1)})
@@ -136,10 +138,10 @@ def main() -> None:
         runs = runs[:2]
     os.environ["MPLBACKEND"] = "Agg"
     print(
-        "| run | config | events | messages | CLI wall | CLI CPU | CLI peak | place | lower "
+        "| run | config | events | messages | CLI wall | CLI CPU | CLI peak | plan | place | lower "
         "| bound | simulate (CPU s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for gpus, size in runs:
         for config in args.configs.split(","):
             cli = _cli(int(gpus), size, config)
@@ -149,21 +151,26 @@ def main() -> None:
                 f"| {gpus} GPUs, {size} | {config} | {phases['events'] / 1e6:.2f} M "
                 f"| {phases['messages'] / 1e6:.2f} M | {cli['cli_wall_s']:.1f} s "
                 f"| {cli['cli_cpu_s']:.1f} s "
-                f"| {cli['cli_peak_mb']} MB | {phases['place_cpu_s']:.2f} "
+                f"| {cli['cli_peak_mb']} MB | {phases['plan_cpu_s']:.2f} "
+                f"| {phases['place_cpu_s']:.2f} "
                 f"| {phases['lower_cpu_s']:.2f} | {phases['bound_cpu_s']:.2f} "
                 f"| {phases['simulate_cpu_s']:.2f} |",
                 flush=True,
             )
     if args.no_placement:
         return
-    print("\n| config | threadblocks (64 GPUs) | first placement | again | per tb first | again |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| config | threadblocks (64 GPUs) | granularity | first placement | again "
+        "| per tb first | again |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for config in args.configs.split(","):
         rows = _child(_PLACEMENT, "64", config, args.per_peer)
         assert isinstance(rows, list)
         for row in rows:
             print(
-                f"| {config} | {row['threadblocks']} | {row['first_s']:.2f} s "
+                f"| {config} | {row['threadblocks']} | {row['granularity']} "
+                f"| {row['first_s']:.2f} s "
                 f"| {row['again_s']:.2f} s | {row['first_us_per_tb']} us "
                 f"| {row['again_us_per_tb']} us |",
                 flush=True,

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from nunasim.collectives import direct, ring
+from nunasim.collectives.builder import collector_paused
 from nunasim.collectives.plan import Plan, Protocol
 from nunasim.errors import ConfigError
 
@@ -184,7 +185,8 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
             raise ConfigError("inplace is 0 or 1", source=name)
         extra["inplace"] = bool(extra["inplace"])
     try:
-        plan = algorithm.build(gpus, tbs, chunks, **extra)
+        with collector_paused():
+            plan = algorithm.build(gpus, tbs, chunks, **extra)
     except ValueError as exc:
         raise ConfigError(str(exc), source=name) from None
     if protocol is Protocol.SIMPLE:

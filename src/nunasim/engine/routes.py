@@ -22,7 +22,13 @@ import numpy as np
 
 from nunasim.engine.jit import jit
 from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
-from nunasim.engine.packet.core import ROUTE_FIELDS, ROUTE_POST, ROUTE_RES
+from nunasim.engine.packet.core import (
+    ROUTE_DTYPE,
+    ROUTE_FIELDS,
+    ROUTE_POST,
+    ROUTE_RES,
+    check_route_values,
+)
 from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
 from nunasim.engine.resources import ResourceNumbering as Numbering
 from nunasim.hardware import Pod
@@ -36,7 +42,7 @@ class Routes(NamedTuple):
     start: np.ndarray  # CSR over messages into ``resource``
     resource: np.ndarray  # resource ids
     post_ps: np.ndarray  # pure delay after each resource
-    table: np.ndarray  # [entry, ROUTE_FIELDS]: the two above are its columns (the core's)
+    table: np.ndarray  # [entry, ROUTE_FIELDS] of ROUTE_DTYPE: the two above are its columns
 
 
 class _Way(NamedTuple):
@@ -93,7 +99,8 @@ def _resources(
     paths = pod.socket.router_paths
     length = 2 + paths.hops[start_router, middle] + 2 * crossing + paths.hops[middle, end_router]
     start = np.concatenate([[0], np.cumsum(length)])
-    table = np.zeros((start[-1], ROUTE_FIELDS), dtype=np.int64)
+    check_route_values(numbering.total - 1, pod.plane_latency_ps)
+    table = np.empty((start[-1], ROUTE_FIELDS), dtype=ROUTE_DTYPE)  # every entry written below
     _write_routes(
         start,
         first,
@@ -129,6 +136,7 @@ def _write_path(
     on; return where the route continues."""
     for k in range(path_start[pair], path_start[pair + 1]):
         table[at, ROUTE_RES] = links + path_links[k]
+        table[at, ROUTE_POST] = 0
         at += 1
     return at
 
@@ -161,6 +169,7 @@ def _write_routes(
     for i in range(len(first)):
         at = start[i]
         table[at, ROUTE_RES] = first[i]
+        table[at, ROUTE_POST] = 0
         at += 1
         links = kind_first[LINK] + start_gpu[i] * per_gpu[LINK]
         pair = start_router[i] * routers + middle[i]
@@ -171,8 +180,10 @@ def _write_routes(
             table[at + 1, ROUTE_RES] = (
                 kind_first[PLANE_OUT] + end_gpu[i] * per_gpu[PLANE_OUT] + port[i]
             )
+            table[at + 1, ROUTE_POST] = 0
             at += 2
         links = kind_first[LINK] + end_gpu[i] * per_gpu[LINK]
         pair = middle[i] * routers + end_router[i]
         at = _write_path(table, at, links, path_start, path_links, pair)
         table[at, ROUTE_RES] = last[i]
+        table[at, ROUTE_POST] = 0

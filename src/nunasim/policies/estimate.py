@@ -10,12 +10,15 @@ placements; the packet engine gives the time.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
+from nunasim.mapping.accesses import plan_accesses
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.resolve import remote_chunks, remote_lines
+from nunasim.mapping.resolve import crossing, ragged_arange, remote_chunks
 from nunasim.units import transfer_ps
 
 # Lines resolved at most for one estimate (about 100 B each while it runs): beyond it each
@@ -29,26 +32,73 @@ def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
     socket = placement.socket
     chunks, per_chunk = remote_chunks(plan), placement.lines_per_chunk
     sampled = min(per_chunk, max(1, MAX_ESTIMATE_LINES // max(chunks, 1)))
-    lines = remote_lines(plan, placement, None if sampled == per_chunk else sampled)
+    counts = _remote_line_counts(plan, placement, None if sampled == per_chunk else sampled)
     scale = 1 if sampled == per_chunk else per_chunk / sampled
-    if not lines.size:
+    if counts.lines == 0:
         return 0.0
-    port = socket.port_routers[lines.port]
     table = socket.router_paths.latency_ps
+    port_router = np.asarray(socket.port_routers, dtype=np.int64)
+    stack_router = np.asarray(socket.stack_routers, dtype=np.int64)
     stack_latency = np.array([s.latency_ps for s in socket.stacks], dtype=np.int64)
+    # Sums of integer latencies over the lines, exact, then divided once: what the mean of
+    # the per-line latencies is in floating point (every partial sum is an exact integer).
+    to_port = int((counts.router_port * table[:, port_router]).sum())
+    to_stack = int((counts.port_stack * table[port_router][:, stack_router]).sum())
+    at_stack = int((counts.port_stack.sum(axis=0) * stack_latency).sum())
     latency = (
         socket.l1_latency_ps
-        + (table[lines.router, port] + table[port, socket.stack_routers[lines.stack]]).mean()
+        + (to_port + to_stack) / counts.lines
         + pod.port_flit_ps
         + pod.plane_latency_ps
-        + stack_latency[lines.stack].mean()
+        + at_stack / counts.lines
     )
-    ports, stacks = len(socket.ports), len(socket.stacks)
-    egress = np.bincount(lines.gpu * ports + lines.port).max() * scale
-    ingress = np.bincount(lines.memory_gpu * ports + lines.port).max() * scale
+    egress = counts.gpu_port.max() * scale
+    ingress = counts.memory_port.max() * scale
     stack_flit = np.array([transfer_ps(socket.line_bytes, s.bandwidth) for s in socket.stacks])
-    per_stack = np.bincount(
-        lines.memory_gpu * stacks + lines.stack, minlength=plan.ngpus * stacks
-    ).reshape(plan.ngpus, stacks)
-    stack_time = (per_stack * stack_flit[None, :]).max() * scale
+    stack_time = (counts.memory_stack * stack_flit[None, :]).max() * scale
     return float(latency + max(egress, ingress) * pod.port_flit_ps + stack_time)
+
+
+class _LineCounts(NamedTuple):
+    """How many remote lines share each pair of what the estimate sums over."""
+
+    lines: int
+    router_port: np.ndarray  # [router of the CU, port]
+    port_stack: np.ndarray  # [port, stack]
+    gpu_port: np.ndarray  # [GPU of the CU, port]
+    memory_port: np.ndarray  # [GPU of the memory, port]
+    memory_stack: np.ndarray  # [GPU of the memory, stack]
+
+
+def _remote_line_counts(
+    plan: Plan, placement: Placement, lines_per_chunk: int | None
+) -> _LineCounts:
+    """The lines ``remote_lines`` resolves, counted by pairs rather than listed: the CU, its
+    GPU and the memory's GPU are the same for every line of a chunk, so only the address
+    (and with it the stack and the port) is worked out line by line."""
+    accesses = plan_accesses(plan)
+    rows = np.nonzero(crossing(accesses.kind, accesses.gpu, accesses.memory_gpu))[0]
+    of_chunk = np.repeat(rows, accesses.count[rows])
+    chunk = accesses.chunk[of_chunk] + ragged_arange(accesses.count[rows])
+    memory_gpu = accesses.memory_gpu[of_chunk]
+    address = placement.chunk_lines(memory_gpu, accesses.buffer[of_chunk], chunk, lines_per_chunk)
+    amap, socket = placement.address_map, placement.socket
+    port = amap.ports_of(address.ravel()).reshape(address.shape)
+    stack = amap.stacks_of(address)
+    router = socket.router_of_cu[placement.cus_of(accesses.gpu, accesses.tb)[of_chunk]]
+    gpu = accesses.gpu[of_chunk]
+    routers = len(socket.router_paths.latency_ps)
+    ports, stacks = len(socket.ports), len(socket.stacks)
+
+    def pairs(first: np.ndarray, width: int, second: np.ndarray, rows: int) -> np.ndarray:
+        key = (first[:, None] if first.ndim == 1 else first) * width + second
+        return np.bincount(key.ravel(), minlength=rows * width).reshape(rows, width)
+
+    return _LineCounts(
+        lines=int(address.size),
+        router_port=pairs(router, ports, port, routers),
+        port_stack=pairs(port, stacks, stack, ports),
+        gpu_port=pairs(gpu, ports, port, plan.ngpus),
+        memory_port=pairs(memory_gpu, ports, port, plan.ngpus),
+        memory_stack=pairs(memory_gpu, stacks, stack, plan.ngpus),
+    )

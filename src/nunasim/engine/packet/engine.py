@@ -17,6 +17,7 @@ from nunasim.engine.packet.core import (
     LAT,
     OCC,
     RES_FIELDS,
+    ROUTE_DTYPE,
     ROUTE_FIELDS,
     ROUTE_POST,
     ROUTE_RES,
@@ -24,6 +25,7 @@ from nunasim.engine.packet.core import (
     WAIT_MAX,
     CoreInputs,
     CoreOutputs,
+    check_route_values,
     run,
 )
 
@@ -96,7 +98,8 @@ def resource_rows(
 
 def route_rows(resource: np.ndarray, post: np.ndarray) -> np.ndarray:
     """The core's route table: each entry's resource and the pure delay after it."""
-    rows = np.empty((len(resource), ROUTE_FIELDS), dtype=np.int64)
+    check_route_values(int(resource.max(initial=0)), int(post.max(initial=0)))
+    rows = np.empty((len(resource), ROUTE_FIELDS), dtype=ROUTE_DTYPE)
     rows[:, ROUTE_RES] = resource
     rows[:, ROUTE_POST] = post
     return rows

@@ -1,0 +1,36 @@
+"""The garbage collector around plan building and commands: paused while a plan is built
+and left as it was; frozen only by a command that is the whole process."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from nunasim.cli.main import main
+from nunasim.collectives.builtins import builtin_plan
+from nunasim.errors import ConfigError
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_building_a_plan_leaves_the_collector_as_it_was(enabled: bool) -> None:
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        builtin_plan("allgather:direct:gpus=4:tbs=3")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_building_a_plan_that_fails_leaves_the_collector_on() -> None:
+    assert gc.isenabled()
+    with pytest.raises(ConfigError, match="threadblocks"):  # raised while building
+        builtin_plan("allgather:direct:gpus=4:tbs=10:chunks=1")
+    assert gc.isenabled()
+
+
+def test_a_command_called_from_python_freezes_nothing() -> None:
+    frozen = gc.get_freeze_count()
+    assert main(["preset", "--help"]) == 0
+    assert gc.get_freeze_count() == frozen
