@@ -8,6 +8,7 @@ checker's located message, before anything is placed, run or written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -33,6 +34,17 @@ ENGINES = ("auto", "packet", "flow")
 # ``auto`` runs the packet engine when lowering would make at most this many messages
 # (about 50 M events: a minute and a couple of GB on one core), the flow engine above.
 AUTO_PACKET_MESSAGES = 4_000_000
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A scenario placed and lowered (or its flows' demands worked out), not yet run."""
+
+    lower_bound_ps: int  # no run of it completes sooner
+    _run: Callable[[], SimResult]
+
+    def run(self) -> SimResult:
+        return self._run()
 
 
 @dataclass(frozen=True)
@@ -234,13 +246,19 @@ class Scenario:
     def run(self, placement: Placement | None = None) -> SimResult:
         """Simulate the scenario (at ``placement``, or its own) on its engine
         (``chosen_engine``)."""
+        return self.prepare(placement).run()
+
+    def prepare(self, placement: Placement | None = None) -> PreparedRun:
+        """The scenario ready to run, with its lower bound known: a search compares the
+        bound with its best run so far and skips a run that cannot beat it."""
         prove_once(self.plan)
         placement = placement or self.placement()
+        info = self._info(placement)
         if self.chosen_engine == "flow":
-            from nunasim.engine.flow.engine import simulate_flow  # see placement()
+            from nunasim.engine.flow.engine import FlowRun  # see placement()
 
-            result = simulate_flow(self.pod, self.plan, placement, self.dtype)
-            return replace(result, info=self._info(placement))
+            flow = FlowRun(self.pod, self.plan, placement, self.dtype)
+            return PreparedRun(flow.lower_bound_ps, lambda: replace(flow.run(), info=info))
         background = None
         if self.gemm_tiles and self.gemm_tile is not None:
             background = place_gemm(
@@ -254,9 +272,12 @@ class Scenario:
                 f"the packet engine's {format_time(TIME_LIMIT_PS)}: a smaller collective or "
                 "faster hardware (the slowest resource sets the bound)"
             )
-        trace = simulate(lowered)
-        result = build_result(trace, bound, self.pod.socket.l1_latency_ps)
-        return replace(result, info=self._info(placement))
+        l1_ps = self.pod.socket.l1_latency_ps
+
+        def packet() -> SimResult:
+            return replace(build_result(simulate(lowered), bound, l1_ps), info=info)
+
+        return PreparedRun(bound, packet)
 
     def _info(self, placement: Placement) -> RunInfo:
         return RunInfo(

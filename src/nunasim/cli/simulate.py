@@ -23,13 +23,13 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
-from nunasim.engine.admission import admit, packet_bytes, packet_messages
+from nunasim.engine.admission import admit
 from nunasim.errors import ConfigError
-from nunasim.experiments.sweep import Point, point_scenario
+from nunasim.experiments.sweep import Point, run_point
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
-from nunasim.scenario import ENGINES, Configuration, Scenario
+from nunasim.scenario import ENGINES, Configuration
 from nunasim.units import format_size, parse_size
 
 
@@ -164,41 +164,25 @@ def simulate_command(
         gemm_tile=tile,
         engine=engine,
     )
-    if point.threadblocks == "auto":
+    if point.threadblocks == "auto" and engine == "packet":
         # The search's runs split the work over more threadblocks, never fewer lines, than
         # the plan at its own count: if that does not fit, none does, and the search that
         # would build every candidate first is not worth starting.
         base = point.base_plan()
-        line_bytes = preset.pod.socket.line_bytes
-        if engine == "packet":
-            admit(base, base.chunk_bytes(point.size), line_bytes)
-        elif Scenario(preset, base, point.size, engine=engine).chosen_engine == "flow":
-            # A search is a dozen full runs; on the flow engine at this size each takes
-            # tens of seconds to minutes, so it is asked for by a count, never by default.
-            messages = packet_messages(base, base.chunk_bytes(point.size), line_bytes)
-            raise ConfigError(
-                f"at {format_size(point.size)} on {base.ngpus} GPUs this run would simulate "
-                f"{messages:,} messages on the packet engine (about "
-                f"{packet_bytes(messages) / 1e9:,.0f} GB of arrays), so it needs the flow "
-                "engine, where the threadblock search (a dozen full runs) takes many "
-                f"minutes: give --tbs COUNT (the plan's own is {max(base.threadblocks_per_gpu)})"
-            )
-    scenario = point_scenario(point, preset)
-    plan, pod, nbytes = scenario.plan, scenario.pod, scenario.size
-    # A progress bar over the phases, on a terminal only (the engine itself runs compiled).
-    bar = tqdm(total=2, desc="placing", disable=not sys.stderr.isatty(), leave=False)
-    placement = scenario.placement()
-    bar.update(1)
-    bar.set_description("simulating")
-    result = scenario.run(placement)
-    bar.update(1)
+        admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
+    # Progress on a terminal only: the search's candidates, or the run's two phases.
+    bar = tqdm(total=None, desc="placing", disable=not sys.stderr.isatty(), leave=False)
+    result = run_point(point, preset, progress=bar.set_description)
     bar.close()
+    granularity = result.info.granularity
+    plan_name, nbytes = result.info.plan, point.size
+    pod = preset.fit(result.info.gpus).pod
     summary = result.summary()
     summary.update(
         {
             "config": config_name,
-            "granularity": placement.granularity,
-            "plan": plan.name,
+            "granularity": granularity,
+            "plan": plan_name,
             "size_bytes": nbytes,
             "preset": preset.name,
         }
@@ -208,7 +192,7 @@ def simulate_command(
 
         save_figure(
             draw_latency_histograms(
-                {config_name: result.stores}, f"{plan.name} at {format_size(nbytes)}"
+                {config_name: result.stores}, f"{plan_name} at {format_size(nbytes)}"
             ),
             hist,
         )
@@ -217,12 +201,10 @@ def simulate_command(
         from nunasim.plotting.heatmap import draw_heatmap
 
         figure = draw_heatmap(
-            floorplan_tables(
-                pod.socket, placement.granularity if placement.granularity > 1 else None
-            ),
+            floorplan_tables(pod.socket, granularity if granularity > 1 else None),
             result.resources,
             0,
-            f"{plan.name} at {format_size(nbytes)}, {config_name}: GPU 0 utilisation",
+            f"{plan_name} at {format_size(nbytes)}, {config_name}: GPU 0 utilisation",
         )
         save_figure(figure, heatmap)
     if stores_path is not None:
@@ -234,8 +216,8 @@ def simulate_command(
         return
     latency, parts = summary["store_latency_ns"], summary["store_breakdown_ns"]
     click.echo(
-        f"{plan.name} at {format_size(nbytes)} on {preset.name}, {config_name} "
-        f"({point.configuration.describe_domains(placement.granularity)})\n"
+        f"{plan_name} at {format_size(nbytes)} on {preset.name}, {config_name} "
+        f"({point.configuration.describe_domains(granularity)})\n"
         f"  completion     {summary['completion_ns']:.1f} ns (lower bound "
         f"{summary['lower_bound_ns']:.1f} ns)\n"
         f"  store latency  mean {latency['mean']:.1f}, p50 {latency['p50']:.1f}, p99 "

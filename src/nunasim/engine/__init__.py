@@ -1,1 +1,6 @@
 """Layer 4: time. Lowering to arrays, the analytic oracle, the packet engine, results."""
+
+# Bumped whenever an engine's results change (a model fix, a new rule), so results cached
+# by an earlier model are recomputed rather than served. 2: the flow engine's window floor
+# and waves that take drains and events together.
+MODEL_REVISION = 2

@@ -3,7 +3,8 @@
 A point's key is a SHA-256 of its content: the preset's name and every parameter of its
 pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a plan file's
 bytes), and every other field of the point (size, configuration and granularity, seed,
-layout, background GEMM, and any field a later version adds), with the package version.
+layout, background GEMM, and any field a later version adds), with the package version and
+the engines' model revision (``nunasim.engine.MODEL_REVISION``).
 Changing any of them misses the cache; nothing is ever looked up by a name alone.
 
 Each entry is written whole or not at all (a temporary file moved into place), so a sweep
@@ -25,6 +26,7 @@ import numpy as np
 
 from nunasim import __version__
 from nunasim.collectives.builtins import is_builtin_name
+from nunasim.engine import MODEL_REVISION
 from nunasim.errors import ConfigError
 from nunasim.io.files import check_output_folder, write_atomically
 
@@ -59,6 +61,7 @@ def point_key(point: Any, preset: Preset) -> str:
     content: dict[str, str] = {
         "format": str(ENTRY_FORMAT),
         "nunasim": __version__,
+        "model": str(MODEL_REVISION),
         "preset": preset.name,
         "pod": repr(preset.pod),
     }

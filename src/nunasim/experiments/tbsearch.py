@@ -4,9 +4,13 @@ best-performing number of threadblocks", section 5.1): one search that ``simulat
 
 The candidates cover the paper's range, from one threadblock per peer up to
 ``MAX_THREADBLOCKS`` per GPU (the 1,008 of its Fig. 13): 1, 2, 4, ... threadblocks per peer,
-and the largest count the range allows, and every one is run: completion time is not a
-smooth function of the count (a count can align a plan's chunks with the dies, pages or
-domains and the next one not), so a search that stops at the first rise misses the best.
+and the largest count the range allows, and every one is considered: completion time is
+not a smooth function of the count (a count can align a plan's chunks with the dies, pages
+or domains and the next one not), so a search that stops at the first rise misses the best.
+A candidate is placed and lowered (or its flows' demands worked out) first, which gives its
+lower bound; when that bound is no shorter than the best completion so far the candidate
+cannot win and is not run (``BestRun.skipped``). The answer is exactly the exhaustive
+search's, and most of the cost of the largest counts is saved.
 
 With ``granularity="auto"``, each count runs with the granularity the placement policy's
 quick estimate picks (``policies.estimate``); the estimate sees port and stack load but not
@@ -53,6 +57,9 @@ class BestRun:
     result: SimResult
     granularity: int  # NAR domains of the fastest run (1: none)
     tried: tuple[tuple[int, int, int], ...]  # (threadblocks per GPU, domains, completion ps)
+    # not run: (threadblocks per GPU, domains, lower bound ps), a bound no shorter than
+    # the best completion found before it, so the search's answer is the same without them
+    skipped: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def threadblocks(self) -> int:
@@ -84,6 +91,7 @@ def best_threadblocks(
         return _CACHE[key]
     base = builtin_plan(plan_name, gpus=gpus)
     tried: list[tuple[int, int, int]] = []
+    skipped: list[tuple[int, int, int]] = []
     best: tuple[Plan, SimResult, int] | None = None
 
     def attempt(plan: Plan, domains: int | str) -> None:
@@ -96,8 +104,14 @@ def best_threadblocks(
             pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
         )
         placement = scenario.placement()
-        result = scenario.run(placement)
-        tried.append((plan.threadblocks_per_gpu[0], placement.granularity, result.completion_ps))
+        prepared = scenario.prepare(placement)
+        count = plan.threadblocks_per_gpu[0]
+        if best is not None and prepared.lower_bound_ps >= best[1].completion_ps:
+            # It cannot finish sooner than the best so far, so it cannot be the best.
+            skipped.append((count, placement.granularity, prepared.lower_bound_ps))
+            return
+        result = prepared.run()
+        tried.append((count, placement.granularity, result.completion_ps))
         if best is None or result.completion_ps < best[1].completion_ps:
             best = (plan, result, placement.granularity)
 
@@ -114,6 +128,6 @@ def best_threadblocks(
         for domains in auto_granularities(pod.socket):
             if domains != chosen:
                 attempt(plan, domains)
-    found = BestRun(best[0], best[1], best[2], tuple(tried))
+    found = BestRun(best[0], best[1], best[2], tuple(tried), tuple(skipped))
     _CACHE[key] = found
     return found

@@ -68,94 +68,128 @@ def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return start, np.array([x for items in lists for x in items], dtype=np.int64)
 
 
+class FlowRun:
+    """A placed plan ready to run on the flow engine: its demands and step graph are
+    worked out, and so is its lower bound (``lower_bound_ps``: the larger of its zero-load
+    critical path and the busiest resource's (n - 1) occupancies and latency), which a
+    search can compare with the best run so far before paying for ``run``."""
+
+    def __init__(
+        self,
+        pod: Pod,
+        plan: Plan,
+        placement: Placement,
+        dtype: str = "bf16",
+        tolerance: float = TOLERANCE,
+    ) -> None:
+        if dtype not in DTYPE_BYTES:
+            raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+        started = time.perf_counter()
+        self.pod, self.plan = pod, plan
+        self.accesses = accesses = plan_accesses(plan)
+        numbering = resource_numbering(pod, plan.ngpus)
+        self.demands = demands = flow_demands(
+            pod, plan, placement, accesses, numbering, _tables(pod), dtype
+        )
+        windows = range(numbering.total, numbering.total + plan.ngpus * pod.socket.cus)
+        floor = window_floor_ps(
+            demands, accesses.fetches, accesses.group, windows, pod.socket.outstanding_requests
+        )
+        polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
+        self.graph = graph = step_graph(
+            plan, placement, demands.access_lines[polled], accesses.transfer[polled]
+        )
+        flag_ps, _ = route_latencies(pod, numbering, graph.flags)
+        steps = len(graph.step_tb)
+        flows = len(demands.flow_ops)
+        counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
+        succ_start, succ = _csr(graph.succ)
+        release_start, release = _csr(graph.releases)
+        before = (
+            np.array(graph.wait, dtype=np.int64),
+            succ_start,
+            succ,
+            np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
+            graph.flags.target.astype(np.int64),
+            flag_ps,
+            np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
+            demands.flow_ops,
+            demands.flow_tail_ps,
+        )
+        after = (
+            np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
+            demands.access_route_max_ps[polled],
+            release_start,
+            release,
+            demands.entry_start,
+            demands.entry_res,
+            demands.entry_coef,
+            numbering.total + 2 * plan.ngpus * pod.socket.cus,
+            plan.ngpus * pod.socket.cus,
+            float(tolerance),
+        )
+        self.arguments = (*before, floor, *after)
+        # the zero-load path stays a lower bound: it runs without the window's floor
+        critical = run_flows(*before, np.zeros_like(floor), *after, True)[1]
+        self.resources = resources = build_resources(pod, numbering)
+        self.used = used = np.nonzero(demands.res_flits)[0]
+        flits = demands.res_flits[used]
+        bound = (
+            int(((flits - 1) * resources.occ[used] + resources.lat[used]).max()) if len(used) else 0
+        )
+        self.lower_bound_ps = max(int(critical.max()) if steps else 0, bound)
+        self.prepare_s = time.perf_counter() - started
+
+    def run(self) -> SimResult:
+        """Run it: flows share their resources by max-min fairness."""
+        started = time.perf_counter()
+        pod, plan, graph, demands = self.pod, self.plan, self.graph, self.demands
+        accesses, resources, used = self.accesses, self.resources, self.used
+        _, end, flow_begin, flow_drain, events, computations = run_flows(*self.arguments, False)
+        unfinished = np.nonzero(end < 0)[0]
+        if len(unfinished):
+            raise ConfigError(
+                f"the flow engine stopped with {len(unfinished)} steps unfinished (first: step "
+                f"{unfinished[0]}); the plan deadlocks in this model"
+            )
+        tb_gpu = np.array(graph.tb_gpu, dtype=np.int64)
+        step_gpu = tb_gpu[np.array(graph.step_tb, dtype=np.int64)]
+        gpu_done = np.zeros(plan.ngpus, dtype=np.int64)
+        np.maximum.at(gpu_done, step_gpu, end)
+        flits = demands.res_flits[used]
+        completion = int(end.max()) if len(end) else 0
+        delivering = np.isin(accesses.kind, (WRITE, STORE, LOAD))
+        return SimResult(
+            completion_ps=completion,
+            gpu_completion_ps=gpu_done,
+            stores=_stores(pod, accesses, demands, flow_begin, flow_drain),
+            resources=pd.DataFrame(
+                {
+                    "kind": [RESOURCE_NAMES[k] for k in resources.kind[used]],
+                    "gpu": resources.gpu[used],
+                    "index": resources.index[used],
+                    "flits": flits,
+                    "busy_ps": flits * resources.occ[used],
+                    "utilisation": flits * resources.occ[used] / max(completion, 1),
+                    "max_wait_ps": np.full(len(used), np.nan),
+                    "peak_queue": np.full(len(used), np.nan),
+                }
+            ),
+            messages=int(demands.access_lines.sum()) + graph.flags.size,
+            events=int(events + computations),
+            wall_s=self.prepare_s + time.perf_counter() - started,
+            bytes_delivered=int(demands.access_lines[delivering].sum()) * pod.socket.line_bytes,
+            lower_bound_ps=self.lower_bound_ps,
+            data_bytes_delivered=int(demands.access_data[delivering].sum()),
+            engine="flow",
+        )
+
+
 def simulate_flow(
     pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16", tolerance: float = TOLERANCE
 ) -> SimResult:
     """Run ``plan`` at ``placement`` on ``pod``'s first ``plan.ngpus`` sockets."""
-    if dtype not in DTYPE_BYTES:
-        raise ValueError(f"unknown data type {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
-    started = time.perf_counter()
-    accesses = plan_accesses(plan)
-    numbering = resource_numbering(pod, plan.ngpus)
-    demands = flow_demands(pod, plan, placement, accesses, numbering, _tables(pod), dtype)
-    windows = range(numbering.total, numbering.total + plan.ngpus * pod.socket.cus)
-    floor = window_floor_ps(
-        demands, accesses.fetches, accesses.group, windows, pod.socket.outstanding_requests
-    )
-    polled = ~accesses.fetches & np.array([p.data_polled for p in PROTOCOLS])[accesses.protocol]
-    graph = step_graph(plan, placement, demands.access_lines[polled], accesses.transfer[polled])
-    flag_ps, _ = route_latencies(pod, numbering, graph.flags)
-    steps = len(graph.step_tb)
-    flows = len(demands.flow_ops)
-    counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
-    succ_start, succ = _csr(graph.succ)
-    release_start, release = _csr(graph.releases)
-    before = (
-        np.array(graph.wait, dtype=np.int64),
-        succ_start,
-        succ,
-        np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
-        graph.flags.target.astype(np.int64),
-        flag_ps,
-        np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
-        demands.flow_ops,
-        demands.flow_tail_ps,
-    )
-    after = (
-        np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
-        demands.access_route_max_ps[polled],
-        release_start,
-        release,
-        demands.entry_start,
-        demands.entry_res,
-        demands.entry_coef,
-        numbering.total + 2 * plan.ngpus * pod.socket.cus,
-        plan.ngpus * pod.socket.cus,
-        float(tolerance),
-    )
-    # the zero-load path stays a lower bound: it runs without the window's floor
-    critical = run_flows(*before, np.zeros_like(floor), *after, True)[1]
-    _, end, flow_begin, flow_drain, events, computations = run_flows(*before, floor, *after, False)
-    unfinished = np.nonzero(end < 0)[0]
-    if len(unfinished):
-        raise ConfigError(
-            f"the flow engine stopped with {len(unfinished)} steps unfinished (first: step "
-            f"{unfinished[0]}); the plan deadlocks in this model"
-        )
-    tb_gpu = np.array(graph.tb_gpu, dtype=np.int64)
-    step_gpu = tb_gpu[np.array(graph.step_tb, dtype=np.int64)]
-    gpu_done = np.zeros(plan.ngpus, dtype=np.int64)
-    np.maximum.at(gpu_done, step_gpu, end)
-    resources = build_resources(pod, numbering)
-    used = np.nonzero(demands.res_flits)[0]
-    flits = demands.res_flits[used]
-    bound = int(((flits - 1) * resources.occ[used] + resources.lat[used]).max()) if len(used) else 0
-    completion = int(end.max()) if steps else 0
-    delivering = np.isin(accesses.kind, (WRITE, STORE, LOAD))
-    return SimResult(
-        completion_ps=completion,
-        gpu_completion_ps=gpu_done,
-        stores=_stores(pod, accesses, demands, flow_begin, flow_drain),
-        resources=pd.DataFrame(
-            {
-                "kind": [RESOURCE_NAMES[k] for k in resources.kind[used]],
-                "gpu": resources.gpu[used],
-                "index": resources.index[used],
-                "flits": flits,
-                "busy_ps": flits * resources.occ[used],
-                "utilisation": flits * resources.occ[used] / max(completion, 1),
-                "max_wait_ps": np.full(len(used), np.nan),
-                "peak_queue": np.full(len(used), np.nan),
-            }
-        ),
-        messages=int(demands.access_lines.sum()) + graph.flags.size,
-        events=int(events + computations),
-        wall_s=time.perf_counter() - started,
-        bytes_delivered=int(demands.access_lines[delivering].sum()) * pod.socket.line_bytes,
-        lower_bound_ps=max(int(critical.max()) if steps else 0, bound),
-        data_bytes_delivered=int(demands.access_data[delivering].sum()),
-        engine="flow",
-    )
+    return FlowRun(pod, plan, placement, dtype, tolerance).run()
 
 
 def _stores(

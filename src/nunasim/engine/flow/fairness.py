@@ -3,8 +3,8 @@
 Every active flow's rate (line operations per ps) rises at the same pace until a resource
 is full (the busy time per ps its flows ask of it reaches 1); the flows crossing it are
 frozen at that rate, and the others keep rising. Each resource's filling level is kept in
-a heap and recomputed only when one of its flows freezes, so a computation costs
-O(E log E) for E (flow, resource) pairs rather than a pass over all of them per level.
+a heap, as a lower bound refreshed when it comes out, so a computation costs O(E + R log R)
+for E (flow, resource) pairs and R resources rather than a pass over all pairs per level.
 """
 
 from __future__ import annotations
@@ -15,23 +15,23 @@ from nunasim.engine.jit import jit
 
 
 @jit(inline=True)
-def _heap_push(key, item, stamp, n, k, i, v):
+def _heap_push(key, item, n, k, i):
     j = n
     while j > 0:
         parent = (j - 1) >> 1
         if key[parent] < k or (key[parent] == k and item[parent] <= i):
             break
-        key[j], item[j], stamp[j] = key[parent], item[parent], stamp[parent]
+        key[j], item[j] = key[parent], item[parent]
         j = parent
-    key[j], item[j], stamp[j] = k, i, v
+    key[j], item[j] = k, i
     return n + 1
 
 
 @jit(inline=True)
-def _heap_pop(key, item, stamp, n):
-    k, i, v = key[0], item[0], stamp[0]
+def _heap_pop(key, item, n):
+    k, i = key[0], item[0]
     n -= 1
-    lk, li, lv = key[n], item[n], stamp[n]
+    lk, li = key[n], item[n]
     j = 0
     while True:
         c = 2 * j + 1
@@ -41,21 +41,27 @@ def _heap_pop(key, item, stamp, n):
             c += 1
         if lk < key[c] or (lk == key[c] and li <= item[c]):
             break
-        key[j], item[j], stamp[j] = key[c], item[c], stamp[c]
+        key[j], item[j] = key[c], item[c]
         j = c
-    key[j], item[j], stamp[j] = lk, li, lv
-    return k, i, v, n
+    key[j], item[j] = lk, li
+    return k, i, n
 
 
 @jit
 def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound):
     """Fill ``rate`` for the flows ``active[:nactive]`` (flow ids), whose demands are the
     CSR ``entry_*`` (busy time per unit of rate on each resource, whose capacity is 1),
-    and ``bound``: the resource that froze each."""
+    and ``bound``: the resource that froze each.
+
+    A resource's filling level only rises as flows freeze (they take no more than their
+    share of it), so the heap holds lower bounds: a resource whose level rose since it
+    was pushed is pushed again with its level when it comes out, instead of at every
+    change. Each level is the one an eager update would have pushed, the same value
+    with the same ties, so the rates are the same."""
     demand = np.zeros(nres, dtype=np.float64)  # of the flows not yet frozen
     load = np.zeros(nres, dtype=np.float64)  # of the frozen flows
     users = np.zeros(nres, dtype=np.int64)  # flows not yet frozen
-    stamp_of = np.zeros(nres, dtype=np.int64)
+    floor = np.zeros(nres, dtype=np.float64)  # the level when a flow of it last froze
     nnz = 0
     for j in range(nactive):
         f = active[j]
@@ -75,19 +81,24 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
             e = entry_res[x]
             member[at[e]] = j
             at[e] += 1
-    key = np.empty(nnz + nres, dtype=np.float64)
-    item = np.empty(nnz + nres, dtype=np.int64)
-    stamp = np.empty(nnz + nres, dtype=np.int64)
+    key = np.empty(nres, dtype=np.float64)
+    item = np.empty(nres, dtype=np.int64)
     n = 0
     for e in range(nres):
         if users[e] > 0:
-            n = _heap_push(key, item, stamp, n, 1.0 / demand[e], e, 0)
+            n = _heap_push(key, item, n, 1.0 / demand[e], e)
     frozen = np.zeros(nactive, dtype=np.bool_)
     left = nactive
     while left > 0 and n > 0:
-        level, e, v, n = _heap_pop(key, item, stamp, n)
-        if v != stamp_of[e] or users[e] == 0:
+        level, e, n = _heap_pop(key, item, n)
+        if users[e] == 0:
             continue
+        if floor[e] > 0.0:  # some of its flows froze since it was pushed: its level now
+            fill = (1.0 - load[e]) / demand[e] if demand[e] > 0 else np.inf
+            fill = max(fill, floor[e])
+            if fill > level:
+                n = _heap_push(key, item, n, fill, e)
+                continue
         for y in range(first[e], first[e + 1]):
             j = member[y]
             if frozen[j]:
@@ -102,8 +113,5 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
                 load[r] += entry_coef[x] * level
                 demand[r] -= entry_coef[x]
                 users[r] -= 1
-                if users[r] > 0 and r != e:
-                    stamp_of[r] += 1
-                    fill = (1.0 - load[r]) / demand[r] if demand[r] > 0 else np.inf
-                    n = _heap_push(key, item, stamp, n, max(fill, level), r, stamp_of[r])
+                floor[r] = level
     return nnz

@@ -16,12 +16,13 @@ combined.
 
 Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
 of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
-flows whose projected drains fall within ``tolerance * a`` after the first leave together,
-each at its own projected time (the others keep their rates until then, never faster than
-max-min fairness allows), and the events due within ``tolerance * a`` after the next one
-are handled with it, their steps starting at the last one's time. A wave then costs one
-computation instead of one per flow, and no step starts later than a ``tolerance``
-fraction of the age of what is running.
+drains and events due within ``tolerance * a`` after the next one are handled together.
+The flows drain at their own projected times (the others keep their rates until the wave
+is over, never faster than max-min fairness allows), the events are then handled in time
+order (those the drains caused included), steps they release start at the last one's
+time, and the rates are shared again once. A wave then costs one computation instead of
+one per change, and no step starts later than a ``tolerance`` fraction of the age of what
+is running.
 
 Time is integer picoseconds: drains round up, and an event due before the loop's clock
 (possible only inside such a wave) takes effect at the clock.
@@ -119,6 +120,9 @@ def run_flows(
             ready[nready] = s
             nready += 1
     t = 0
+    t_rates = 0  # when the rates last changed
+    first_drain = np.inf
+    oldest = 0
     dirty = False
     events = 0
     computations = 0
@@ -170,93 +174,43 @@ def run_flows(
                 )
             nactive = 0
         if dirty and nactive > 0:
+            # ``remaining`` is as of ``t_rates``, when the rates last changed (a flow
+            # that joined since has no rate yet): bring it to ``t`` and share again.
+            for j in range(nactive):
+                f = active[j]
+                remaining[f] -= rate[f] * (t - t_rates)
+            t_rates = t
             max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
             computations += 1
+            # Until the next computation the rates hold, so do the first drain and the
+            # earliest start of an active flow.
+            first_drain = np.inf
+            oldest = t
+            for j in range(nactive):
+                f = active[j]
+                first_drain = min(first_drain, t_rates + remaining[f] / rate[f])
+                oldest = min(oldest, flow_begin[f])
         dirty = False
         if nactive == 0 and n == 0:
             break
-        next_event = hk[0] >> SEQ_BITS if n > 0 else -1
-        first_drain = np.inf
-        oldest = t  # the earliest start of an active flow
-        for j in range(nactive):
-            f = active[j]
-            first_drain = min(first_drain, t + remaining[f] / rate[f])
-            oldest = min(oldest, flow_begin[f])
-        if n > 0 and (nactive == 0 or next_event <= first_drain):
-            # The next event comes first, with those due within the tolerance after it
-            # (never after the first drain): advance the flows to the last and handle them.
-            late = max(next_event - oldest, 0)  # an event may be due before the clock
-            until = min(next_event + tolerance * late, first_drain)
-            while n > 0 and (hk[0] >> SEQ_BITS) <= until:
-                te, payload, n = _pop(hk, hp, n)
-                events += 1
-                if te > t:
-                    for j in range(nactive):
-                        f = active[j]
-                        remaining[f] -= rate[f] * (te - t)
-                    t = te
-                kind = payload & EV_MASK
-                arg = payload >> EV_BITS
-                if kind == EV_SATISFY:
-                    wait[arg] -= 1
-                    if wait[arg] == 0:
-                        ready[nready] = arg
-                        nready += 1
-                elif kind == EV_DELIVER:
-                    s = arg
-                    step_done[s] = t
-                    joined = _start_phase(
-                        s,
-                        1,
-                        t,
-                        step_group_start,
-                        flow_ops,
-                        flow_begin,
-                        remaining,
-                        active,
-                        nactive,
-                        step_left,
-                    )
-                    nactive += joined
-                    dirty = dirty or joined > 0
-                    if joined == 0:
-                        n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
-                        seq += 1
-                elif kind == EV_END:
-                    s = arg
-                    step_end[s] = te
-                    for k in range(flag_start[s], flag_start[s + 1]):
-                        n = _push(
-                            hk,
-                            hp,
-                            n,
-                            max(te + flag_ps[k], t),
-                            seq,
-                            (flag_target[k] << EV_BITS) | EV_SATISFY,
-                        )
-                        seq += 1
-                    for k in range(succ_start[s], succ_start[s + 1]):
-                        w = succ[k]
-                        wait[w] -= 1
-                        if wait[w] == 0:
-                            ready[nready] = w
-                            nready += 1
-                else:  # EV_LAND
-                    for k in range(release_start[arg], release_start[arg + 1]):
-                        w = release[k]
-                        wait[w] -= 1
-                        if wait[w] == 0:
-                            ready[nready] = w
-                            nready += 1
-            continue
-        # Drains come first: the earliest and those within the tolerance after it leave.
-        until = np.int64(np.ceil(first_drain + tolerance * (first_drain - oldest)))
-        if n > 0 and next_event < until:
-            until = next_event
+        if nactive == 0:
+            first_drain = np.inf
+            oldest = t
+        # A wave: the next drain or event, and every drain and event due within the
+        # tolerance after it (a fraction of the age of the oldest running flow). Drains
+        # leave at their own times (the rates hold until the wave is over, so no flow runs
+        # faster than max-min fairness allows), then the events are handled in time
+        # order, those the drains caused included, and the rates are shared again once.
+        first = first_drain
+        if n > 0:
+            first = min(first, hk[0] >> SEQ_BITS)
+        late = max(first - oldest, 0)  # an event may be due before the clock
+        until = np.int64(np.ceil(first + tolerance * late))
+        last = t
         j = 0
         while j < nactive:
             f = active[j]
-            finish = t + remaining[f] / rate[f]
+            finish = t_rates + remaining[f] / rate[f]
             if finish <= until:
                 windowed = window_first <= bound[f] < window_end
                 n, seq = _drain(
@@ -278,13 +232,71 @@ def run_flows(
                     seq,
                 )
                 remaining[f] = 0.0
+                last = max(last, np.int64(np.ceil(finish)))
+                dirty = True
                 nactive -= 1
                 active[j] = active[nactive]
             else:
-                remaining[f] -= rate[f] * (until - t)
                 j += 1
-        t = max(t, until)
-        dirty = True
+        while n > 0 and (hk[0] >> SEQ_BITS) <= until:
+            te, payload, n = _pop(hk, hp, n)
+            events += 1
+            if te > t:
+                t = te
+            kind = payload & EV_MASK
+            arg = payload >> EV_BITS
+            if kind == EV_SATISFY:
+                wait[arg] -= 1
+                if wait[arg] == 0:
+                    ready[nready] = arg
+                    nready += 1
+            elif kind == EV_DELIVER:
+                s = arg
+                step_done[s] = t
+                joined = _start_phase(
+                    s,
+                    1,
+                    t,
+                    step_group_start,
+                    flow_ops,
+                    flow_begin,
+                    remaining,
+                    active,
+                    nactive,
+                    step_left,
+                )
+                nactive += joined
+                dirty = dirty or joined > 0
+                if joined == 0:
+                    n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
+                    seq += 1
+            elif kind == EV_END:
+                s = arg
+                step_end[s] = te
+                for k in range(flag_start[s], flag_start[s + 1]):
+                    n = _push(
+                        hk,
+                        hp,
+                        n,
+                        max(te + flag_ps[k], t),
+                        seq,
+                        (flag_target[k] << EV_BITS) | EV_SATISFY,
+                    )
+                    seq += 1
+                for k in range(succ_start[s], succ_start[s + 1]):
+                    w = succ[k]
+                    wait[w] -= 1
+                    if wait[w] == 0:
+                        ready[nready] = w
+                        nready += 1
+            else:  # EV_LAND
+                for k in range(release_start[arg], release_start[arg + 1]):
+                    w = release[k]
+                    wait[w] -= 1
+                    if wait[w] == 0:
+                        ready[nready] = w
+                        nready += 1
+        t = max(t, last)
     return step_begin, step_end, flow_begin, flow_drain, events, computations
 
 

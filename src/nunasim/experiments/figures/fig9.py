@@ -2,9 +2,10 @@
 All-Gather, All-Reduce and All-to-All, 100 kB to 1 GB, on 2 to 64 GPUs, each at its best
 threadblock count.
 
-The full grid is the paper's; its large sizes and pods need the flow-level engine (the
-packet engine refuses runs beyond its limit), so only ``--quick`` (a corner: 8 GPUs,
-All-Gather, 100 kB and 1 MB, four configurations, a few threadblock counts) runs here.
+The full grid is the paper's, each point a threadblock search; its large sizes and pods
+run on the flow-level engine (``engine="auto"``), and a 64-GPU 1 GB search alone takes
+minutes, so the full grid is hours on a laptop (docs/engine.md, "Speed"). ``--quick`` is a
+corner: 8 GPUs, All-Gather, 100 kB and 1 MB, four configurations, two threadblock counts.
 """
 
 from __future__ import annotations
