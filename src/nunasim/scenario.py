@@ -14,7 +14,7 @@ from functools import cached_property
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
-from nunasim.engine.admission import admit, admit_pages, packet_messages
+from nunasim.engine.admission import admit, admit_pages, flag_messages, packet_lines
 from nunasim.engine.analytic import lower_bound_ps
 from nunasim.engine.lower import lower
 from nunasim.engine.packet.core import TIME_LIMIT_PS
@@ -238,10 +238,12 @@ class Scenario:
             return "packet"
         # By the run's size alone, never by this machine's memory: the same scenario takes
         # the same engine everywhere (a packet run beyond the budget is refused instead).
-        messages = packet_messages(
+        lines = packet_lines(
             self.plan, self.plan.chunk_bytes(self.size), self.pod.socket.line_bytes
         )
-        return "packet" if messages <= AUTO_PACKET_MESSAGES else "flow"
+        if lines > AUTO_PACKET_MESSAGES:  # the flags cannot bring it back under
+            return "flow"
+        return "packet" if lines + flag_messages(self.plan) <= AUTO_PACKET_MESSAGES else "flow"
 
     def run(self, placement: Placement | None = None) -> SimResult:
         """Simulate the scenario (at ``placement``, or its own) on its engine
