@@ -46,9 +46,26 @@ EV_MASK = (1 << EV_BITS) - 1
 
 @jit(inline=True)
 def _start_phase(
-    s, phase, t, step_group_start, flow_ops, flow_begin, remaining, active, nactive, step_left
+    s,
+    phase,
+    t,
+    step_group_start,
+    flow_ops,
+    flow_begin,
+    remaining,
+    active,
+    nactive,
+    step_left,
+    step_done,
+    hk,
+    hp,
+    n,
+    seq,
 ):
-    """Flows of ``phase`` of step ``s`` join the active set at ``t``; returns how many."""
+    """Flows of ``phase`` of step ``s`` join the active set at ``t``; a phase with nothing to
+    move is over at once (the step's deliveries start, or it ends). Returns the active
+    count, the queue's size and the next sequence number."""
+    step_done[s] = t
     joined = 0
     for g in range(step_group_start[s], step_group_start[s + 1]):
         f = 2 * g + phase
@@ -58,7 +75,11 @@ def _start_phase(
             active[nactive + joined] = f
             joined += 1
     step_left[s] = joined
-    return joined
+    if joined == 0:
+        kind = EV_DELIVER if phase == 0 else EV_END
+        n = _push(hk, hp, n, t, seq, (s << EV_BITS) | kind)
+        seq += 1
+    return nactive + joined, n, seq
 
 
 @jit
@@ -133,8 +154,8 @@ def run_flows(
             nready -= 1
             s = ready[nready]
             step_begin[s] = t
-            step_done[s] = t
-            joined = _start_phase(
+            before = nactive
+            nactive, n, seq = _start_phase(
                 s,
                 0,
                 t,
@@ -145,12 +166,13 @@ def run_flows(
                 active,
                 nactive,
                 step_left,
+                step_done,
+                hk,
+                hp,
+                n,
+                seq,
             )
-            nactive += joined
-            dirty = dirty or joined > 0
-            if joined == 0:
-                n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_DELIVER)
-                seq += 1
+            dirty = dirty or nactive > before
         if zero_load:  # every flow drains as it starts
             for j in range(nactive):
                 f = active[j]
@@ -251,10 +273,9 @@ def run_flows(
                     ready[nready] = arg
                     nready += 1
             elif kind == EV_DELIVER:
-                s = arg
-                step_done[s] = t
-                joined = _start_phase(
-                    s,
+                before = nactive
+                nactive, n, seq = _start_phase(
+                    arg,
                     1,
                     t,
                     step_group_start,
@@ -264,12 +285,13 @@ def run_flows(
                     active,
                     nactive,
                     step_left,
+                    step_done,
+                    hk,
+                    hp,
+                    n,
+                    seq,
                 )
-                nactive += joined
-                dirty = dirty or joined > 0
-                if joined == 0:
-                    n = _push(hk, hp, n, t, seq, (s << EV_BITS) | EV_END)
-                    seq += 1
+                dirty = dirty or nactive > before
             elif kind == EV_END:
                 s = arg
                 step_end[s] = te
