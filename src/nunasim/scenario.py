@@ -277,7 +277,7 @@ class Scenario:
         l1_ps = self.pod.socket.l1_latency_ps
 
         def packet() -> SimResult:
-            return replace(build_result(simulate(lowered), bound, l1_ps), info=info)
+            return build_result(simulate(lowered), bound, l1_ps, info)
 
         return PreparedRun(bound, packet)
 

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import (
@@ -171,9 +170,14 @@ def simulate_command(
         base = point.base_plan()
         admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
     # Progress on a terminal only: the search's candidates, or the run's two phases.
-    bar = tqdm(total=None, desc="placing", disable=not sys.stderr.isatty(), leave=False)
-    result = run_point(point, preset, progress=bar.set_description)
-    bar.close()
+    if sys.stderr.isatty():
+        from tqdm import tqdm  # not loaded when nothing is shown
+
+        bar = tqdm(total=None, desc="placing", leave=False)
+        result = run_point(point, preset, progress=bar.set_description)
+        bar.close()
+    else:
+        result = run_point(point, preset)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod

@@ -20,16 +20,19 @@ MSCCL++ packets a line carries less data; the store table has the data bytes of 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
+from nunasim.engine.lazy_table import Columns, LazyTable
 from nunasim.engine.messages import LOAD, STORE, WRITE
 from nunasim.engine.packet.engine import Trace
 from nunasim.engine.resources import RESOURCE_NAMES
 from nunasim.errors import ConfigError
 from nunasim.units import PS_PER_NS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -48,12 +51,16 @@ class RunInfo:
 
 @dataclass(frozen=True, eq=False)
 class SimResult:
-    """One run's measurements: completion time, every remote store, every resource used."""
+    """One run's measurements: completion time, every remote store, every resource used.
+
+    ``stores`` and ``resources`` are DataFrames; either may be given as ``Columns``, from
+    which the DataFrame is built when first read (``LazyTable``).
+    """
 
     completion_ps: int
     gpu_completion_ps: np.ndarray
-    stores: pd.DataFrame  # one row per remote data store
-    resources: pd.DataFrame  # one row per resource that carried a flit
+    stores: pd.DataFrame = LazyTable()  # one row per remote data store
+    resources: pd.DataFrame = LazyTable()  # one row per resource that carried a flit
     messages: int
     events: int
     wall_s: float
@@ -67,11 +74,11 @@ class SimResult:
         """One-way store latency: mean, p50, p99, max and min, in ns. The flow engine gives
         the mean only (of its transfers' zero-load means, weighted by their lines); the
         others are NaN."""
-        latency = self.stores["latency_ps"].to_numpy() / PS_PER_NS
+        latency = self._store_column("latency_ps") / PS_PER_NS
         if not len(latency):
             return {"mean": 0.0, "p50": 0.0, "p99": 0.0, "max": 0.0, "min": 0.0}
         if self.engine == "flow":
-            mean = float(np.average(latency, weights=self.stores["lines"].to_numpy()))
+            mean = float(np.average(latency, weights=self._store_column("lines")))
             return {"mean": mean, "p50": np.nan, "p99": np.nan, "max": np.nan, "min": np.nan}
         return {
             "mean": float(latency.mean()),
@@ -94,7 +101,7 @@ class SimResult:
                 **{f"store_{k}_ns": latency[k] for k in ("mean", "p50", "p99", "max")},
                 "bytes_delivered": self.bytes_delivered,
                 "data_bytes_delivered": self.data_bytes_delivered,
-                "stores": len(self.stores),
+                "stores": self._store_rows(),
                 "messages": self.messages,
                 "events": self.events,
                 "wall_s": self.wall_s,
@@ -115,8 +122,12 @@ class SimResult:
 
     def summary(self) -> dict[str, object]:
         """The figures ``nunasim simulate --json`` prints (times in ns)."""
+        stores = self._store_rows()
+        # The mean pandas gives (float64 sums, pairwise as numpy's), without loading pandas.
         breakdown = {
-            column: float(self.stores[column].mean() / PS_PER_NS) if len(self.stores) else 0.0
+            column: float(self._store_column(column).mean(dtype=np.float64) / PS_PER_NS)
+            if stores
+            else 0.0
             for column in ("l1", "src_noc", "port", "plane", "dst_noc", "memory")
         }
         return {
@@ -126,7 +137,7 @@ class SimResult:
             "lower_bound_ns": self.lower_bound_ps / PS_PER_NS,
             "store_latency_ns": self.store_latency_ns(),
             "store_breakdown_ns": breakdown,
-            "stores": len(self.stores),
+            "stores": stores,
             "bytes_delivered": self.bytes_delivered,
             "data_bytes_delivered": self.data_bytes_delivered,
             "messages": self.messages,
@@ -134,52 +145,59 @@ class SimResult:
             "wall_s": self.wall_s,
         }
 
+    def _store_column(self, name: str) -> np.ndarray:
+        return _STORES.column(self, name)
 
-def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
+    def _store_rows(self) -> int:
+        return _STORES.rows(self)
+
+
+# The descriptor itself (reading it from the class would ask it for a default).
+_STORES: LazyTable = vars(SimResult)["stores"]
+
+
+def build_result(
+    trace: Trace, lower_bound_ps: int, l1_ps: int, info: RunInfo | None = None
+) -> SimResult:
     lo = trace.lowered
     stores = np.nonzero(lo.msg_kind == STORE)[0]
     res = lo.resources
     issue, done = trace.msg_issue[stores], trace.msg_done[stores]
     inject = issue + l1_ps
-    table = (
-        pd.DataFrame(
-            {
-                "message": stores,
-                "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
-                "dst_gpu": lo.msg_dst_gpu[stores],
-                "egress_port": lo.msg_port[stores],
-                "dst_stack": lo.msg_stack[stores],
-                "data_bytes": lo.msg_bytes[stores],
-                "issue_ps": issue,
-                "done_ps": done,
-                "latency_ps": done - inject,
-                "l1": np.full(len(stores), l1_ps),
-                "src_noc": trace.msg_port_in[stores] - inject,
-                "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
-                "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
-                "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
-                "memory": done - trace.msg_stack_in[stores],
-            }
-        )
-        if len(stores)
-        else pd.DataFrame(columns=["latency_ps"])
-    )
+    table: Columns = {
+        "message": stores,
+        "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
+        "dst_gpu": lo.msg_dst_gpu[stores],
+        "egress_port": lo.msg_port[stores],
+        "dst_stack": lo.msg_stack[stores],
+        "data_bytes": lo.msg_bytes[stores],
+        "issue_ps": issue,
+        "done_ps": done,
+        "latency_ps": done - inject,
+        "l1": np.full(len(stores), l1_ps),
+        "src_noc": trace.msg_port_in[stores] - inject,
+        "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
+        "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
+        "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
+        "memory": done - trace.msg_stack_in[stores],
+    }
+    if not len(stores):
+        table = {"latency_ps": np.empty(0, dtype=object)}  # as an empty DataFrame has it
     collective = ~lo.step_background
     completion = int(trace.step_end[collective].max()) if collective.any() else 0
     used = np.nonzero(trace.res_flits)[0]
     span = max(completion, 1)
-    resources = pd.DataFrame(
-        {
-            "kind": [RESOURCE_NAMES[k] for k in res.kind[used]],
-            "gpu": res.gpu[used],
-            "index": res.index[used],
-            "flits": trace.res_flits[used],
-            "busy_ps": trace.res_busy[used],
-            "utilisation": trace.res_busy[used] / span,
-            "max_wait_ps": trace.res_wait_max[used],
-            "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
-        }
-    )
+    names = np.array(RESOURCE_NAMES, dtype=object)
+    resources: Columns = {
+        "kind": names[res.kind[used]],
+        "gpu": res.gpu[used],
+        "index": res.index[used],
+        "flits": trace.res_flits[used],
+        "busy_ps": trace.res_busy[used],
+        "utilisation": trace.res_busy[used] / span,
+        "max_wait_ps": trace.res_wait_max[used],
+        "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
+    }
     data = np.nonzero(np.isin(lo.msg_kind, (WRITE, STORE, LOAD)))[0]
     data = data[collective[lo.lineop_step[lo.msg_lineop[data]]]]
     delivered = len(data)
@@ -197,4 +215,5 @@ def build_result(trace: Trace, lower_bound_ps: int, l1_ps: int) -> SimResult:
         bytes_delivered=delivered * lo.line_bytes,
         data_bytes_delivered=data_delivered,
         lower_bound_ps=lower_bound_ps,
+        info=info,
     )

@@ -18,8 +18,6 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from nunasim.collectives.builtins import builtin_plan, is_builtin_name
 from nunasim.collectives.plan import Plan
 from nunasim.engine.result import SimResult
@@ -34,6 +32,8 @@ from nunasim.scenario import Configuration, Scenario, as_configuration, check_ba
 from nunasim.units import parse_size
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from nunasim.workload import GemmTile
 
 Progress = Callable[[str], None]
@@ -199,6 +199,8 @@ def run_points(
         tracker=tracker,
         progress=progress,
     )
+    import pandas as pd  # slow to load: ``nunasim simulate`` runs one point and needs none
+
     return pd.DataFrame(rows)
 
 

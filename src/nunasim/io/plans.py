@@ -8,8 +8,6 @@ from pathlib import Path
 from nunasim.collectives.builtins import ALGORITHMS, builtin_plan, is_builtin_name
 from nunasim.collectives.plan import Plan
 from nunasim.errors import ConfigError
-from nunasim.io.msccl import load_msccl_xml
-from nunasim.io.mscclpp import load_mscclpp
 
 
 def load_plan(name_or_path: str | Path) -> Plan:
@@ -27,9 +25,14 @@ def load_plan(name_or_path: str | Path) -> Plan:
             f"neither a built-in plan (e.g. allgather:direct:gpus=8; known: {known}) nor a file",
             source=name,
         )
+    # The importers are loaded only for a file of their format (a built-in needs neither).
     if path.suffix.lower() == ".xml":
+        from nunasim.io.msccl import load_msccl_xml
+
         return load_msccl_xml(path)
     if path.suffix.lower() == ".json":
+        from nunasim.io.mscclpp import load_mscclpp
+
         return load_mscclpp(path)
     raise ConfigError(
         "a plan file is MSCCL XML (.xml) or an MSCCL++ execution plan (.json)", source=name

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from nunasim.errors import ConfigError
 from nunasim.io.files import check_output, write_atomically
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 
@@ -28,6 +30,8 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
+    import pandas as pd  # slow to load, and only reading needs it here
+
     target = Path(path)
     if target.suffix.lower() == ".csv":
         return pd.read_csv(target)
