@@ -66,9 +66,7 @@ def _prefetch_intrinsic() -> Callable[[Any, Any], None]:
                 "llvm.prefetch.p0i8",
             )
             # read, keep in every cache level, data (not instructions)
-            builder.call(
-                llvm_prefetch, [address, word(0), word(3), word(1)]
-            )
+            builder.call(llvm_prefetch, [address, word(0), word(3), word(1)])
             return context.get_dummy_value()
 
         return types.void(array, i), codegen

@@ -46,9 +46,17 @@ def step_graph(
     counter = {x: c for c, x in enumerate(arrival_transfer.tolist())}
     releases: list[list[int]] = [[] for _ in counter]
     flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, address, step
-    for sid, step in plan.steps():
-        s = step_base[(sid.gpu, sid.tb)] + sid.step
-        preds = _predecessors(plan, sid, step, step_base)
+    steps = (
+        (StepId(g, b, k), step)
+        for g, program in enumerate(plan.gpus)
+        for b, tb in enumerate(program.threadblocks)
+        for k, step in enumerate(tb.steps)
+    )
+    for s, (sid, step) in enumerate(steps):  # numbered as ``_threadblocks`` does
+        if step.deps:
+            preds = _predecessors(plan, sid, step, step_base)
+        else:  # the previous step of its threadblock, if any (most steps of most plans)
+            preds = {s - 1} if sid.step else set()
         for p in preds:
             succ[p].append(s)
         wait[s] = len(preds) + len(step.recvs)
