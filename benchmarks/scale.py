@@ -4,6 +4,17 @@ placement costs per threadblock.
     python benchmarks/scale.py                # the table of docs/engine.md
     python benchmarks/scale.py --quick        # the two smallest runs only
     python benchmarks/scale.py --runs 64:1MB --configs UA
+    python benchmarks/scale.py --command           # the 64-GPU 1 MB command, fresh processes
+
+``--command`` times ``nunasim simulate --gpus 64 --size 1MB --collective allgather --tbs
+252 --engine packet`` (252 threadblocks per GPU: the count the NAP+NAR search picks at
+64 GPUs and 1 MB) under NAP+NAR and UA: the wall time, CPU time and peak memory of the
+command in ``--repeat`` fresh processes (median), then one more fresh process that runs
+the same command line through ``nunasim.cli.main`` as the whole process (so with what the
+command line does to the garbage collector) with a timer around each phase: imports,
+plan, proof, admission, placement, lowering, lower bound, event loop, result tables,
+numba's compile-cache loads (inside whichever phase first calls a compiled function) and
+the garbage collector's passes (inside whichever phase set them off).
 
 Every run is a fresh process (``nunasim simulate`` from the command line, one threadblock
 per peer, NAR granularity ``auto``), so start-up, compilation-cache loading, placement,
@@ -123,6 +134,103 @@ def _cli(gpus: int, size: str, config: str) -> dict[str, float]:
     }
 
 
+COMMAND = [
+    *("simulate", "--gpus", "64", "--size", "1MB", "--collective", "allgather"),
+    *("--tbs", "252", "--engine", "packet", "--json"),
+]
+
+_BREAKDOWN = """
+import gc, importlib, json, sys, time
+began = (time.perf_counter(), time.process_time())
+phases = {}
+
+def add(name, wall, cpu):
+    total = phases.setdefault(name, [0.0, 0.0])
+    total[0] += wall
+    total[1] += cpu
+
+def timed(module, attribute, name):
+    work = getattr(module, attribute)
+    def wrapper(*args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return work(*args, **kwargs)
+        finally:
+            add(name, time.perf_counter() - wall, time.process_time() - cpu)
+    setattr(module, attribute, wrapper)
+
+wall, cpu = time.perf_counter(), time.process_time()
+importlib.import_module("nunasim.cli.simulate")
+add("imports", time.perf_counter() - wall, time.process_time() - cpu)
+import numba.core.dispatcher
+import nunasim.cli.simulate, nunasim.engine.packet.core, nunasim.experiments.sweep
+import nunasim.scenario
+scenario, core = nunasim.scenario, nunasim.engine.packet.core
+timed(nunasim.experiments.sweep, "builtin_plan", "plan")
+timed(scenario, "prove_once", "proof")
+timed(scenario, "admit", "admission")
+timed(scenario, "place", "placement")
+timed(scenario, "lower", "lowering")
+timed(scenario, "lower_bound_ps", "lower bound")
+timed(core, "_loop", "event loop")
+timed(scenario, "build_result", "result tables")
+timed(numba.core.dispatcher.Dispatcher, "_compile_for_args", "(numba cache loads)")
+collecting = [0.0, 0.0]
+def collector(phase, info):
+    if phase == "start":
+        collecting[:] = time.perf_counter(), time.process_time()
+    else:
+        add("(garbage collector)", time.perf_counter() - collecting[0],
+            time.process_time() - collecting[1])
+gc.callbacks.append(collector)
+from nunasim.cli import main
+sys.argv = ["nunasim", *sys.argv[1:]]
+with open("/dev/null", "w") as sink:
+    stdout, sys.stdout = sys.stdout, sink
+    main()
+    sys.stdout = stdout
+add("total", time.perf_counter() - began[0], time.process_time() - began[1])
+print(json.dumps({name: [round(w, 3), round(c, 3)] for name, (w, c) in phases.items()}))
+"""
+
+
+def _command_wall(config: str, repeat: int) -> dict[str, float]:
+    """Median wall and CPU time and peak memory of the command in fresh processes."""
+    runs = [_timed_command([*COMMAND, "--config", config]) for _ in range(repeat)]
+    middle = len(runs) // 2
+    return {
+        key: sorted(run[key] for run in runs)[middle]
+        for key in ("cli_wall_s", "cli_cpu_s", "cli_peak_mb")
+    }
+
+
+def _timed_command(arguments: list[str]) -> dict[str, float]:
+    command = ["/usr/bin/time", "-f", "%e %U %S %M", sys.executable, "-m", "nunasim"]
+    done = subprocess.run([*command, *arguments], capture_output=True, text=True, check=True)
+    wall, user, system, peak_kb = done.stderr.strip().splitlines()[-1].split()
+    return {
+        "cli_wall_s": float(wall),
+        "cli_cpu_s": float(user) + float(system),
+        "cli_peak_mb": round(int(peak_kb) / 1024),
+    }
+
+
+def command_table(configs: list[str], repeat: int) -> None:
+    """The 64-GPU 1 MB command: fresh-process times, then a breakdown per phase."""
+    for config in configs:
+        whole = _command_wall(config, repeat)
+        print(
+            f"{config}: wall {whole['cli_wall_s']:.2f} s, CPU {whole['cli_cpu_s']:.2f} s, "
+            f"peak {whole['cli_peak_mb']} MB (median of {repeat} fresh processes)",
+            flush=True,
+        )
+        phases = _child(_BREAKDOWN, *COMMAND, "--config", config)
+        assert isinstance(phases, dict)
+        print("| phase | wall s | CPU s |\n|---|---|---|")
+        for name, (wall, cpu) in phases.items():
+            print(f"| {name} | {wall:.2f} | {cpu:.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", default=",".join(DEFAULT_RUNS), help="GPUS:SIZE,...")
@@ -132,7 +240,15 @@ def main() -> None:
     parser.add_argument(
         "--per-peer", default="1,4,16", help="threadblocks per peer to time placement at"
     )
+    parser.add_argument(
+        "--command", action="store_true", help="only the 64-GPU 1 MB command, phase by phase"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per command")
     args = parser.parse_args()
+    if args.command:
+        os.environ["MPLBACKEND"] = "Agg"
+        command_table(args.configs.split(","), args.repeat)
+        return
     runs = [r.split(":") for r in args.runs.split(",")]
     if args.quick:
         runs = runs[:2]

@@ -34,3 +34,9 @@ def test_a_command_called_from_python_freezes_nothing() -> None:
     frozen = gc.get_freeze_count()
     assert main(["preset", "--help"]) == 0
     assert gc.get_freeze_count() == frozen
+
+
+def test_simulate_called_from_python_leaves_the_collector_on() -> None:
+    assert gc.isenabled()
+    assert main(["simulate", "--gpus", "2", "--size", "64kB", "--tbs", "1", "--json"]) == 0
+    assert gc.isenabled()

@@ -59,8 +59,9 @@ class SimResult:
 
     completion_ps: int
     gpu_completion_ps: np.ndarray
-    stores: pd.DataFrame = LazyTable()  # one row per remote data store
-    resources: pd.DataFrame = LazyTable()  # one row per resource that carried a flit
+    # Descriptors, not defaults: the fields have none (``LazyTable``).
+    stores: pd.DataFrame = LazyTable()  # noqa: RUF009  one row per remote data store
+    resources: pd.DataFrame = LazyTable()  # noqa: RUF009  one row per resource with a flit
     messages: int
     events: int
     wall_s: float
