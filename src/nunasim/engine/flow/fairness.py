@@ -11,40 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.jit import jit
-
-
-@jit(inline=True)
-def _heap_push(key, item, n, k, i):
-    j = n
-    while j > 0:
-        parent = (j - 1) >> 1
-        if key[parent] < k or (key[parent] == k and item[parent] <= i):
-            break
-        key[j], item[j] = key[parent], item[parent]
-        j = parent
-    key[j], item[j] = k, i
-    return n + 1
-
-
-@jit(inline=True)
-def _heap_pop(key, item, n):
-    k, i = key[0], item[0]
-    n -= 1
-    lk, li = key[n], item[n]
-    j = 0
-    while True:
-        c = 2 * j + 1
-        if c >= n:
-            break
-        if c + 1 < n and (key[c + 1] < key[c] or (key[c + 1] == key[c] and item[c + 1] < item[c])):
-            c += 1
-        if lk < key[c] or (lk == key[c] and li <= item[c]):
-            break
-        key[j], item[j] = key[c], item[c]
-        j = c
-    key[j], item[j] = lk, li
-    return k, i, n
 
 
 @jit
@@ -86,18 +54,18 @@ def max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rat
     n = 0
     for e in range(nres):
         if users[e] > 0:
-            n = _heap_push(key, item, n, 1.0 / demand[e], e)
+            n = heap_push(key, item, n, 1.0 / demand[e], e)
     frozen = np.zeros(nactive, dtype=np.bool_)
     left = nactive
     while left > 0 and n > 0:
-        level, e, n = _heap_pop(key, item, n)
+        level, e, n = heap_pop(key, item, n)
         if users[e] == 0:
             continue
         if floor[e] > 0.0:  # some of its flows froze since it was pushed: its level now
             fill = (1.0 - load[e]) / demand[e] if demand[e] > 0 else np.inf
             fill = max(fill, floor[e])
             if fill > level:
-                n = _heap_push(key, item, n, fill, e)
+                n = heap_push(key, item, n, fill, e)
                 continue
         for y in range(first[e], first[e + 1]):
             j = member[y]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from nunasim.engine.flow.fairness import max_min_rates
+from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.jit import jit
 from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
 
@@ -129,6 +130,13 @@ def run_flows(
     bound = np.full(nflows, -1, dtype=np.int64)
     active = np.empty(nflows, dtype=np.int64)
     nactive = 0
+    position = np.zeros(nflows, dtype=np.int64)  # in ``active``
+    # the active flows by projected drain, as of the last rate computation
+    drain_at = np.empty(nflows, dtype=np.float64)
+    drain_flow = np.empty(nflows, dtype=np.int64)
+    ndrains = 0
+    wave = np.empty(nflows, dtype=np.int64)  # positions of the flows leaving in a wave
+    leaving = np.zeros(nflows, dtype=np.bool_)
     cap = 2 * nsteps + flag_target.shape[0] + counter_ps.shape[0] + release.shape[0] + 2
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
@@ -208,10 +216,14 @@ def run_flows(
             # earliest start of an active flow.
             first_drain = np.inf
             oldest = t
+            ndrains = 0
             for j in range(nactive):
                 f = active[j]
-                first_drain = min(first_drain, t_rates + remaining[f] / rate[f])
+                finish = t_rates + remaining[f] / rate[f]
+                first_drain = min(first_drain, finish)
                 oldest = min(oldest, flow_begin[f])
+                ndrains = heap_push(drain_at, drain_flow, ndrains, finish, f)
+                position[f] = j
         dirty = False
         if nactive == 0 and n == 0:
             break
@@ -228,12 +240,24 @@ def run_flows(
             first = min(first, hk[0] >> SEQ_BITS)
         late = max(first - oldest, 0)  # an event may be due before the clock
         until = np.int64(np.ceil(first + tolerance * late))
+        # The flows due by ``until`` leave as a scan of ``active`` in order would take them
+        # (each replaced by the last active flow, which is looked at next): the order of
+        # their events and of the active set decide ties later on.
         last = t
-        j = 0
-        while j < nactive:
-            f = active[j]
-            finish = t_rates + remaining[f] / rate[f]
-            if finish <= until:
+        nwave = 0
+        while ndrains > 0 and drain_at[0] <= until:
+            finish, f, ndrains = heap_pop(drain_at, drain_flow, ndrains)
+            wave[nwave] = position[f]
+            nwave += 1
+            leaving[f] = True
+        wave[:nwave].sort()
+        for k in range(nwave):
+            j = wave[k]
+            if j >= nactive:  # the rest were moved into earlier gaps and have left
+                break
+            while True:
+                f = active[j]
+                finish = t_rates + remaining[f] / rate[f]
                 windowed = window_first <= bound[f] < window_end
                 n, seq = _drain(
                     f,
@@ -254,12 +278,14 @@ def run_flows(
                     seq,
                 )
                 remaining[f] = 0.0
+                leaving[f] = False
                 last = max(last, np.int64(np.ceil(finish)))
                 dirty = True
                 nactive -= 1
                 active[j] = active[nactive]
-            else:
-                j += 1
+                position[active[j]] = j
+                if j >= nactive or not leaving[active[j]]:
+                    break
         while n > 0 and (hk[0] >> SEQ_BITS) <= until:
             te, payload, n = _pop(hk, hp, n)
             events += 1
