@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.flow.fairness import max_min_rates
+from nunasim.engine.flow.fairness import crossings, max_min_rates
 from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.jit import jit
 from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
@@ -130,13 +130,17 @@ def run_flows(
     bound = np.full(nflows, -1, dtype=np.int64)
     active = np.empty(nflows, dtype=np.int64)
     nactive = 0
-    position = np.zeros(nflows, dtype=np.int64)  # in ``active``
+    position = np.zeros(nflows, dtype=np.int64)  # in ``active``, set by ``max_min_rates``
     # the active flows by projected drain, as of the last rate computation
     drain_at = np.empty(nflows, dtype=np.float64)
     drain_flow = np.empty(nflows, dtype=np.int64)
     ndrains = 0
     wave = np.empty(nflows, dtype=np.int64)  # positions of the flows leaving in a wave
     leaving = np.zeros(nflows, dtype=np.bool_)
+    if zero_load:  # no rates to share
+        crossing_start, crossing = crossings(entry_start[:1], entry_res[:0], nres)
+    else:
+        crossing_start, crossing = crossings(entry_start, entry_res, nres)
     cap = 2 * nsteps + flag_target.shape[0] + counter_ps.shape[0] + release.shape[0] + 2
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
@@ -210,7 +214,18 @@ def run_flows(
                 f = active[j]
                 remaining[f] -= rate[f] * (t - t_rates)
             t_rates = t
-            max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
+            max_min_rates(
+                active,
+                nactive,
+                entry_start,
+                entry_res,
+                entry_coef,
+                crossing_start,
+                crossing,
+                position,
+                rate,
+                bound,
+            )
             computations += 1
             # Until the next computation the rates hold, so do the first drain and the
             # earliest start of an active flow.
@@ -223,7 +238,6 @@ def run_flows(
                 first_drain = min(first_drain, finish)
                 oldest = min(oldest, flow_begin[f])
                 ndrains = heap_push(drain_at, drain_flow, ndrains, finish, f)
-                position[f] = j
         dirty = False
         if nactive == 0 and n == 0:
             break
