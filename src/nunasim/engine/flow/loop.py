@@ -34,6 +34,7 @@ import numpy as np
 
 from nunasim.engine.flow.fairness import crossings, max_min_rates
 from nunasim.engine.flow.keyheap import heap_pop, heap_push
+from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
 from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
 
@@ -137,6 +138,7 @@ def run_flows(
     ndrains = 0
     wave = np.empty(nflows, dtype=np.int64)  # positions of the flows leaving in a wave
     leaving = np.zeros(nflows, dtype=np.bool_)
+    order = np.empty(nflows, dtype=np.int64)  # the flows of a wave, as they leave
     if zero_load:  # no rates to share
         crossing_start, crossing = crossings(entry_start[:1], entry_res[:0], nres)
     else:
@@ -254,9 +256,8 @@ def run_flows(
             first = min(first, hk[0] >> SEQ_BITS)
         late = max(first - oldest, 0)  # an event may be due before the clock
         until = np.int64(np.ceil(first + tolerance * late))
-        # The flows due by ``until`` leave as a scan of ``active`` in order would take them
-        # (each replaced by the last active flow, which is looked at next): the order of
-        # their events and of the active set decide ties later on.
+        # The flows due by ``until`` leave in the order a scan of ``active`` would take
+        # them (``waves``).
         last = t
         nwave = 0
         while ndrains > 0 and drain_at[0] <= until:
@@ -264,42 +265,33 @@ def run_flows(
             wave[nwave] = position[f]
             nwave += 1
             leaving[f] = True
-        wave[:nwave].sort()
+        if nwave > 0:
+            nactive = leave(active, nactive, position, leaving, wave, nwave, order)
+            dirty = True
         for k in range(nwave):
-            j = wave[k]
-            if j >= nactive:  # the rest were moved into earlier gaps and have left
-                break
-            while True:
-                f = active[j]
-                finish = t_rates + remaining[f] / rate[f]
-                windowed = window_first <= bound[f] < window_end
-                n, seq = _drain(
-                    f,
-                    np.int64(np.ceil(finish)),
-                    windowed,
-                    flow_step,
-                    flow_drain,
-                    flow_begin,
-                    flow_tail_ps,
-                    flow_floor_ps,
-                    step_done,
-                    step_left,
-                    counter_start,
-                    counter_ps,
-                    hk,
-                    hp,
-                    n,
-                    seq,
-                )
-                remaining[f] = 0.0
-                leaving[f] = False
-                last = max(last, np.int64(np.ceil(finish)))
-                dirty = True
-                nactive -= 1
-                active[j] = active[nactive]
-                position[active[j]] = j
-                if j >= nactive or not leaving[active[j]]:
-                    break
+            f = order[k]
+            finish = t_rates + remaining[f] / rate[f]
+            windowed = window_first <= bound[f] < window_end
+            n, seq = _drain(
+                f,
+                np.int64(np.ceil(finish)),
+                windowed,
+                flow_step,
+                flow_drain,
+                flow_begin,
+                flow_tail_ps,
+                flow_floor_ps,
+                step_done,
+                step_left,
+                counter_start,
+                counter_ps,
+                hk,
+                hp,
+                n,
+                seq,
+            )
+            remaining[f] = 0.0
+            last = max(last, np.int64(np.ceil(finish)))
         while n > 0 and (hk[0] >> SEQ_BITS) <= until:
             te, payload, n = _pop(hk, hp, n)
             events += 1
