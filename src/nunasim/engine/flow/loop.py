@@ -109,7 +109,8 @@ def run_flows(
     zero_load,
 ):
     """Run every step; returns each step's begin and end, each flow's begin and drain,
-    and the number of events handled and of rate computations. Flow ``2 g`` is group
+    the number of events handled and of rate computations, and the (flow, resource) pairs
+    those computations shared, summed. Flow ``2 g`` is group
     ``g``'s fetches, ``2 g + 1`` its deliveries; resources ``nres - 2 * windows`` to
     ``nres - windows`` are the CUs' request windows."""
     nsteps = step_wait.shape[0]
@@ -161,6 +162,7 @@ def run_flows(
     dirty = False
     events = 0
     computations = 0
+    pairs = 0  # (flow, resource) pairs, summed over the computations
     window_first, window_end = nres - 2 * windows, nres - windows
     while True:
         # Start every ready step at t: its fetch flows join the active set.
@@ -216,7 +218,7 @@ def run_flows(
                 f = active[j]
                 remaining[f] -= rate[f] * (t - t_rates)
             t_rates = t
-            max_min_rates(
+            pairs += max_min_rates(
                 active,
                 nactive,
                 entry_start,
@@ -351,7 +353,7 @@ def run_flows(
                         ready[nready] = w
                         nready += 1
         t = max(t, last)
-    return step_begin, step_end, flow_begin, flow_drain, events, computations
+    return step_begin, step_end, flow_begin, flow_drain, events, computations, pairs
 
 
 @jit(inline=True)
