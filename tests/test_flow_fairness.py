@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_fairness import reference_rates, reference_scan
 
 from nunasim.engine.flow.fairness import crossings, max_min_rates
 from nunasim.engine.flow.waves import leave
+from reference_fairness import reference_rates, reference_scan
 
 # few distinct demands, so that sums and levels tie
 COEFS = st.sampled_from([0.5, 1.0, 3.0, 71.12975098, 102.0, 307.0, 457.14])

@@ -18,7 +18,6 @@ import numpy as np
 from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.jit import jit
 
-
 # the columns of a resource's row
 DEMAND = 0  # of its flows not yet frozen
 USERS = 1  # its flows not yet frozen
