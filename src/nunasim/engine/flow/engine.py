@@ -145,7 +145,7 @@ class FlowRun:
         started = time.perf_counter()
         pod, plan, graph, demands = self.pod, self.plan, self.graph, self.demands
         accesses, resources, used = self.accesses, self.resources, self.used
-        _, end, flow_begin, flow_drain, events, computations = run_flows(*self.arguments, False)
+        _, end, flow_begin, flow_drain, events, computations, _ = run_flows(*self.arguments, False)
         unfinished = np.nonzero(end < 0)[0]
         if len(unfinished):
             raise ConfigError(

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.flow.fairness import max_min_rates
+from nunasim.engine.flow.fairness import crossings, max_min_rates
+from nunasim.engine.flow.keyheap import heap_pop, heap_push
+from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
 from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
 
@@ -107,7 +109,8 @@ def run_flows(
     zero_load,
 ):
     """Run every step; returns each step's begin and end, each flow's begin and drain,
-    and the number of events handled and of rate computations. Flow ``2 g`` is group
+    the number of events handled and of rate computations, and the (flow, resource) pairs
+    those computations shared, summed. Flow ``2 g`` is group
     ``g``'s fetches, ``2 g + 1`` its deliveries; resources ``nres - 2 * windows`` to
     ``nres - windows`` are the CUs' request windows."""
     nsteps = step_wait.shape[0]
@@ -129,6 +132,18 @@ def run_flows(
     bound = np.full(nflows, -1, dtype=np.int64)
     active = np.empty(nflows, dtype=np.int64)
     nactive = 0
+    position = np.zeros(nflows, dtype=np.int64)  # in ``active``, set by ``max_min_rates``
+    # the active flows by projected drain, as of the last rate computation
+    drain_at = np.empty(nflows, dtype=np.float64)
+    drain_flow = np.empty(nflows, dtype=np.int64)
+    ndrains = 0
+    wave = np.empty(nflows, dtype=np.int64)  # positions of the flows leaving in a wave
+    leaving = np.zeros(nflows, dtype=np.bool_)
+    order = np.empty(nflows, dtype=np.int64)  # the flows of a wave, as they leave
+    if zero_load:  # no rates to share
+        crossing_start, crossing = crossings(entry_start[:1], entry_res[:0], nres)
+    else:
+        crossing_start, crossing = crossings(entry_start, entry_res, nres)
     cap = 2 * nsteps + flag_target.shape[0] + counter_ps.shape[0] + release.shape[0] + 2
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
@@ -147,6 +162,7 @@ def run_flows(
     dirty = False
     events = 0
     computations = 0
+    pairs = 0  # (flow, resource) pairs, summed over the computations
     window_first, window_end = nres - 2 * windows, nres - windows
     while True:
         # Start every ready step at t: its fetch flows join the active set.
@@ -202,16 +218,30 @@ def run_flows(
                 f = active[j]
                 remaining[f] -= rate[f] * (t - t_rates)
             t_rates = t
-            max_min_rates(active, nactive, entry_start, entry_res, entry_coef, nres, rate, bound)
+            pairs += max_min_rates(
+                active,
+                nactive,
+                entry_start,
+                entry_res,
+                entry_coef,
+                crossing_start,
+                crossing,
+                position,
+                rate,
+                bound,
+            )
             computations += 1
             # Until the next computation the rates hold, so do the first drain and the
             # earliest start of an active flow.
             first_drain = np.inf
             oldest = t
+            ndrains = 0
             for j in range(nactive):
                 f = active[j]
-                first_drain = min(first_drain, t_rates + remaining[f] / rate[f])
+                finish = t_rates + remaining[f] / rate[f]
+                first_drain = min(first_drain, finish)
                 oldest = min(oldest, flow_begin[f])
+                ndrains = heap_push(drain_at, drain_flow, ndrains, finish, f)
         dirty = False
         if nactive == 0 and n == 0:
             break
@@ -228,38 +258,42 @@ def run_flows(
             first = min(first, hk[0] >> SEQ_BITS)
         late = max(first - oldest, 0)  # an event may be due before the clock
         until = np.int64(np.ceil(first + tolerance * late))
+        # The flows due by ``until`` leave in the order a scan of ``active`` would take
+        # them (``waves``).
         last = t
-        j = 0
-        while j < nactive:
-            f = active[j]
+        nwave = 0
+        while ndrains > 0 and drain_at[0] <= until:
+            finish, f, ndrains = heap_pop(drain_at, drain_flow, ndrains)
+            wave[nwave] = position[f]
+            nwave += 1
+            leaving[f] = True
+        if nwave > 0:
+            nactive = leave(active, nactive, position, leaving, wave, nwave, order)
+            dirty = True
+        for k in range(nwave):
+            f = order[k]
             finish = t_rates + remaining[f] / rate[f]
-            if finish <= until:
-                windowed = window_first <= bound[f] < window_end
-                n, seq = _drain(
-                    f,
-                    np.int64(np.ceil(finish)),
-                    windowed,
-                    flow_step,
-                    flow_drain,
-                    flow_begin,
-                    flow_tail_ps,
-                    flow_floor_ps,
-                    step_done,
-                    step_left,
-                    counter_start,
-                    counter_ps,
-                    hk,
-                    hp,
-                    n,
-                    seq,
-                )
-                remaining[f] = 0.0
-                last = max(last, np.int64(np.ceil(finish)))
-                dirty = True
-                nactive -= 1
-                active[j] = active[nactive]
-            else:
-                j += 1
+            windowed = window_first <= bound[f] < window_end
+            n, seq = _drain(
+                f,
+                np.int64(np.ceil(finish)),
+                windowed,
+                flow_step,
+                flow_drain,
+                flow_begin,
+                flow_tail_ps,
+                flow_floor_ps,
+                step_done,
+                step_left,
+                counter_start,
+                counter_ps,
+                hk,
+                hp,
+                n,
+                seq,
+            )
+            remaining[f] = 0.0
+            last = max(last, np.int64(np.ceil(finish)))
         while n > 0 and (hk[0] >> SEQ_BITS) <= until:
             te, payload, n = _pop(hk, hp, n)
             events += 1
@@ -319,7 +353,7 @@ def run_flows(
                         ready[nready] = w
                         nready += 1
         t = max(t, last)
-    return step_begin, step_end, flow_begin, flow_drain, events, computations
+    return step_begin, step_end, flow_begin, flow_drain, events, computations, pairs
 
 
 @jit(inline=True)
