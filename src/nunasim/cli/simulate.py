@@ -25,6 +25,7 @@ from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.engine.admission import admit
 from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, run_point
+from nunasim.experiments.tbsearch import MAX_SEARCH_THREADS, default_threads
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
@@ -95,6 +96,14 @@ def _refuse_what_the_plan_fixes() -> None:
     help="packet (every flit), flow (max-min fair flows, for large runs) or auto: packet "
     "while the run fits its budget.",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1, max=MAX_SEARCH_THREADS),
+    default=None,
+    help="Runs of the threadblock search (--tbs auto) that go on at once, beside the "
+    f"preparation of the next candidates; the answer is the same (default: the cores, at "
+    f"most {MAX_SEARCH_THREADS}).",
+)
 @json_option
 @file_option(
     "--hist",
@@ -129,6 +138,7 @@ def simulate_command(
     gemm_tiles: int,
     gemm_tile_file: str | None,
     engine: str,
+    threads: int | None,
     as_json: bool,
     hist: Path | None,
     heatmap: Path | None,
@@ -163,6 +173,8 @@ def simulate_command(
         gemm_tile=tile,
         engine=engine,
     )
+    if threads is None:
+        threads = default_threads()
     if point.threadblocks == "auto" and engine == "packet":
         # The search's runs split the work over more threadblocks, never fewer lines, than
         # the plan at its own count: if that does not fit, none does, and the search that
@@ -174,10 +186,10 @@ def simulate_command(
         from tqdm import tqdm  # not loaded when nothing is shown
 
         bar = tqdm(total=None, desc="placing", leave=False)
-        result = run_point(point, preset, progress=bar.set_description)
+        result = run_point(point, preset, bar.set_description, threads)
         bar.close()
     else:
-        result = run_point(point, preset)
+        result = run_point(point, preset, threads=threads)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod

@@ -144,16 +144,20 @@ def point_scenario(point: Point, preset: Preset, progress: Progress | None = Non
     )
 
 
-def run_point(point: Point, preset: Preset, progress: Progress | None = None) -> SimResult:
-    """Run ``point`` on ``preset`` (its pod grown to the plan's GPUs)."""
+def run_point(
+    point: Point, preset: Preset, progress: Progress | None = None, threads: int = 0
+) -> SimResult:
+    """Run ``point`` on ``preset`` (its pod grown to the plan's GPUs). ``threads``: runs of
+    a threadblock search that may go on at once beside its preparation (``best_threadblocks``;
+    0, as in a sweep whose points already fill the cores: one at a time)."""
     if point.threadblocks == "auto" and not point.gemm_tiles:
-        return _search(point, preset, progress).result  # the search ran it already
+        return _search(point, preset, progress, threads).result  # the search ran it already
     if progress:
         progress(point.describe())
     return point_scenario(point, preset, progress).run()
 
 
-def _search(point: Point, preset: Preset, progress: Progress | None) -> BestRun:
+def _search(point: Point, preset: Preset, progress: Progress | None, threads: int = 0) -> BestRun:
     gpus = point.base_plan().ngpus
     return best_threadblocks(
         preset.fit(gpus).pod,
@@ -165,6 +169,7 @@ def _search(point: Point, preset: Preset, progress: Progress | None) -> BestRun:
         progress=progress,
         gpus=point.gpus,
         engine=point.engine,
+        threads=threads,
     )
 
 

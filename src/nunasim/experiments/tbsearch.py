@@ -22,7 +22,11 @@ decides the run.
 
 from __future__ import annotations
 
+import contextvars
+import os
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from nunasim.collectives.builtins import builtin_plan
@@ -34,6 +38,16 @@ from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
 
 MAX_THREADBLOCKS = 1008
+# Runs of one search in flight at once, at most: each holds its prepared state (about
+# 1.3 GB for a 64-GPU 1 GB candidate), and a search has only a handful worth running.
+MAX_SEARCH_THREADS = 2
+
+
+def default_threads() -> int:
+    """Runs a search started on its own may keep in flight: the cores this process may
+    use, at most ``MAX_SEARCH_THREADS``."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, MAX_SEARCH_THREADS))
 
 
 def candidate_counts(gpus: int, limit: int = MAX_THREADBLOCKS) -> tuple[int, ...]:
@@ -70,6 +84,82 @@ class BestRun:
 _CACHE: dict[tuple, BestRun] = {}
 
 
+@dataclass
+class _Candidate:
+    """A prepared candidate, and its run's future while it is in flight."""
+
+    plan: Plan
+    count: int
+    domains: int  # the granularity its placement chose
+    bound: int  # its lower bound, ps
+    future: Future[SimResult] | None = None
+
+
+class _Search:
+    """The candidates in order, each either run or skipped exactly as a one-at-a-time
+    search would: a candidate is skipped when its bound is no shorter than the best
+    completion of the candidates before it. With ``threads`` 0 each runs here as soon as it
+    is prepared; otherwise up to ``threads`` runs go on in other threads while this one
+    prepares the next candidates (the engines' compiled loops release the GIL). A run
+    started before the runs ahead of it ended, and then found unable to win, is dropped
+    as the one-at-a-time search would have skipped it: the answer, ``tried`` and
+    ``skipped`` do not depend on ``threads``."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
+        self.pending: deque[_Candidate] = deque()  # in flight, in candidate order
+        self.tried: list[tuple[int, int, int]] = []
+        self.skipped: list[tuple[int, int, int]] = []
+        self.best: tuple[Plan, SimResult, int] | None = None
+
+    def _beaten(self, candidate: _Candidate) -> bool:
+        # The best only improves as runs end, so a bound it beats now stays beaten.
+        return self.best is not None and candidate.bound >= self.best[1].completion_ps
+
+    def offer(self, plan: Plan, domains: int, bound: int, run: Callable[[], SimResult]) -> None:
+        candidate = _Candidate(plan, plan.threadblocks_per_gpu[0], domains, bound)
+        if self.pool is None:
+            if self._beaten(candidate):
+                self.skipped.append((candidate.count, domains, bound))
+                return
+            self._settle(candidate, run())
+            return
+        while len(self.pending) >= self.threads:
+            self._settle_oldest()
+        if self._beaten(candidate) and not self.pending:
+            # Every candidate before it has settled: it is skipped, as one at a time.
+            self.skipped.append((candidate.count, domains, bound))
+            return
+        if not self._beaten(candidate):  # else it is skipped in its turn, after those ahead
+            context = contextvars.copy_context()  # the memory budget, for instance
+            candidate.future = self.pool.submit(context.run, run)
+        self.pending.append(candidate)
+
+    def _settle_oldest(self) -> None:
+        candidate = self.pending.popleft()
+        result = candidate.future.result() if candidate.future is not None else None
+        if result is None or self._beaten(candidate):
+            self.skipped.append((candidate.count, candidate.domains, candidate.bound))
+            return
+        self._settle(candidate, result)
+
+    def _settle(self, candidate: _Candidate, result: SimResult) -> None:
+        self.tried.append((candidate.count, candidate.domains, result.completion_ps))
+        if self.best is None or result.completion_ps < self.best[1].completion_ps:
+            self.best = (candidate.plan, result, candidate.domains)
+
+    def settle(self) -> tuple[Plan, SimResult, int] | None:
+        """Wait for every run in flight; the best so far."""
+        while self.pending:
+            self._settle_oldest()
+        return self.best
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def best_threadblocks(
     pod: Pod,
     plan_name: str,
@@ -81,21 +171,21 @@ def best_threadblocks(
     progress: Callable[[str], None] | None = None,
     gpus: int | None = None,
     engine: str = "auto",
+    threads: int = 0,
 ) -> BestRun:
     """The fastest run of the built-in ``plan_name`` (on ``gpus`` GPUs when given) over the
     candidate threadblock counts, which replace any ``tbs=`` of the name; ``granularity``,
-    when given, replaces the configuration's."""
+    when given, replaces the configuration's. ``threads``: runs that may go on at once in
+    other threads while this one prepares the next candidates (0: one at a time, here);
+    the answer is the same."""
     configuration = as_configuration(config, granularity)
     key = (pod, plan_name, gpus, size, configuration, seed, layout, engine)
     if key in _CACHE:
         return _CACHE[key]
     base = builtin_plan(plan_name, gpus=gpus)
-    tried: list[tuple[int, int, int]] = []
-    skipped: list[tuple[int, int, int]] = []
-    best: tuple[Plan, SimResult, int] | None = None
+    search = _Search(threads)
 
     def attempt(plan: Plan, domains: int | str) -> None:
-        nonlocal best
         if progress:
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
@@ -105,29 +195,27 @@ def best_threadblocks(
         )
         placement = scenario.placement()
         prepared = scenario.prepare(placement)
-        count = plan.threadblocks_per_gpu[0]
-        if best is not None and prepared.lower_bound_ps >= best[1].completion_ps:
-            # It cannot finish sooner than the best so far, so it cannot be the best.
-            skipped.append((count, placement.granularity, prepared.lower_bound_ps))
-            return
-        result = prepared.run()
-        tried.append((count, placement.granularity, result.completion_ps))
-        if best is None or result.completion_ps < best[1].completion_ps:
-            best = (plan, result, placement.granularity)
+        search.offer(plan, placement.granularity, prepared.lower_bound_ps, prepared.run)
 
-    for count in candidate_counts(base.ngpus):
-        try:
-            plan = builtin_plan(plan_name, gpus=gpus, tbs=count)
-        except ConfigError:  # a count the algorithm cannot split its work over
-            continue
-        attempt(plan, configuration.granularity)
-    if best is None:
-        raise ValueError(f"no threadblock count works for {plan_name}")
-    if configuration.granularity == "auto" and configuration.uses_domains:
-        plan, _, chosen = best
-        for domains in auto_granularities(pod.socket):
-            if domains != chosen:
-                attempt(plan, domains)
-    found = BestRun(best[0], best[1], best[2], tuple(tried), tuple(skipped))
+    try:
+        for count in candidate_counts(base.ngpus):
+            try:
+                plan = builtin_plan(plan_name, gpus=gpus, tbs=count)
+            except ConfigError:  # a count the algorithm cannot split its work over
+                continue
+            attempt(plan, configuration.granularity)
+        best = search.settle()
+        if best is None:
+            raise ValueError(f"no threadblock count works for {plan_name}")
+        if configuration.granularity == "auto" and configuration.uses_domains:
+            plan, _, chosen = best
+            for domains in auto_granularities(pod.socket):
+                if domains != chosen:
+                    attempt(plan, domains)
+            best = search.settle()
+    finally:
+        search.close()
+    assert best is not None
+    found = BestRun(best[0], best[1], best[2], tuple(search.tried), tuple(search.skipped))
     _CACHE[key] = found
     return found
