@@ -14,10 +14,12 @@ from nunasim.experiments.llm_study import (
     Candidate,
     CollectiveTimer,
     PhaseGrid,
+    Pricer,
     candidates,
     choice_within_grid,
     choose,
     collective_time,
+    contenders,
     fig2_table,
     fig15_summary,
     largest_collective,
@@ -367,3 +369,31 @@ def test_within_the_grid_means_no_true_price_beyond_it_changes_the_choice(steps,
     ]
     if choice_within_grid(found, chosen, floor):
         assert truth.index(choose(truth, floor)) == found.index(chosen)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    name=st.sampled_from(["llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b"]),
+    gpus=st.sampled_from([2, 8, 16]),
+    phase=st.sampled_from(["prefill", "decode"]),
+    floor=st.sampled_from([0.0, 1e3, 2e4, 1e12]),
+)
+def test_pricing_from_the_lowest_bound_up_chooses_what_pricing_everything_does(
+    name, gpus, phase, floor
+):
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8, 64), seq=(1024, 4096), min_tokens_per_s_per_gpu=floor)
+    model = load_model(name)
+    every = candidates(model, gpus, phase, "UA", _timer(), grid, settings_, rates)
+    some = contenders(Pricer(model, "UA", _timer(), settings_, rates), gpus, phase, grid)
+    assert all(c in every for c in some)  # priced as the exhaustive search prices it
+    chosen = choose(every, floor)
+    assert choose(some, floor) == chosen
+    if chosen.meets(floor):  # left unpriced only what cannot be faster than the choice
+        assert all(c in some or c.lower_bound_ps > chosen.breakdown.total_ps for c in every)
+    else:
+        assert some == every
+    assert choice_within_grid(some, choose(some, floor), floor) == choice_within_grid(
+        every, choose(every, floor), floor
+    )

@@ -39,6 +39,7 @@ from nunasim.llm.step_time import (
     kv_bytes_per_gpu,
     step_breakdown,
     step_calls,
+    step_compute_ps,
     weight_bytes_per_gpu,
 )
 from nunasim.scenario import Configuration
@@ -314,6 +315,42 @@ def largest_collective(
     )
 
 
+@dataclass(frozen=True)
+class Pricer:
+    """Prices the steps of one model under one configuration."""
+
+    model: Model
+    configuration: str
+    timer: CollectiveTimer
+    settings: InferenceSettings
+    rates: Rates
+
+    def lower_bound_ps(self, par: Parallelism, step: Step) -> float:
+        """The step's compute and every collective at the ports' full bandwidth: no pricing
+        of its collectives, simulated or extrapolated, is faster."""
+        calls = step_calls(self.model, step, par, self.settings)
+        compute = step_compute_ps(self.model, step, par, self.settings, self.rates)
+        return compute + sum(
+            c.count * self.timer.lower_bound_ps(c.kind, c.size, c.gpus) for c in calls
+        )
+
+    def candidate(self, par: Parallelism, step: Step) -> Candidate:
+        timer, configuration = self.timer, self.configuration
+        bd = step_breakdown(
+            self.model,
+            step,
+            par,
+            self.settings,
+            self.rates,
+            lambda kind, size, n: timer.time(kind, size, n, configuration),
+        )
+        calls = step_calls(self.model, step, par, self.settings)
+        beyond = not all(timer.covers(c.size, c.gpus) for c in calls)
+        throughput = step.tokens * par.dp / (bd.total_ps * 1e-12)
+        bound = self.lower_bound_ps(par, step)
+        return Candidate(par, step.batch, step.seq, bd, throughput, beyond, bound)
+
+
 def candidates(
     model: Model,
     gpus: int,
@@ -325,24 +362,33 @@ def candidates(
     rates: Rates,
 ) -> list[Candidate]:
     """Every (cut, batch, seq) of the grid whose weights and KV cache fit one GPU's HBM."""
-    found = []
-    for par, step in fitting_steps(model, gpus, phase, grid, settings):
-        bd = step_breakdown(
-            model,
-            step,
-            par,
-            settings,
-            rates,
-            lambda kind, size, n: timer.time(kind, size, n, configuration),
-        )
-        calls = step_calls(model, step, par, settings)
-        beyond = not all(timer.covers(c.size, c.gpus) for c in calls)
-        bound = bd.compute_ps + sum(
-            c.count * timer.lower_bound_ps(c.kind, c.size, c.gpus) for c in calls
-        )
-        throughput = step.tokens * par.dp / (bd.total_ps * 1e-12)
-        found.append(Candidate(par, step.batch, step.seq, bd, throughput, beyond, bound))
-    return found
+    pricer = Pricer(model, configuration, timer, settings, rates)
+    return [
+        pricer.candidate(par, step)
+        for par, step in fitting_steps(model, gpus, phase, grid, settings)
+    ]
+
+
+def contenders(pricer: Pricer, gpus: int, phase: str, grid: PhaseGrid) -> list[Candidate]:
+    """The candidates ``choose`` could pick, in the search's order: they are priced from
+    the lowest lower bound up, and those whose bound exceeds the fastest step meeting the
+    floor so far are never priced (they cannot be chosen), so the collectives of steps far
+    too slow to win are not simulated. ``choose`` picks from them what it picks from all
+    ``candidates``."""
+    steps = list(fitting_steps(pricer.model, gpus, phase, grid, pricer.settings))
+    bounds = [pricer.lower_bound_ps(par, step) for par, step in steps]
+    priced: dict[int, Candidate] = {}
+    fastest = math.inf
+    for i in sorted(range(len(steps)), key=bounds.__getitem__):
+        if bounds[i] > fastest:
+            break
+        priced[i] = pricer.candidate(*steps[i])
+        if priced[i].meets(grid.min_tokens_per_s_per_gpu):
+            fastest = min(fastest, priced[i].breakdown.total_ps)
+    if math.isinf(fastest):  # none meets the floor: the highest throughput may be any
+        for i, (par, step) in enumerate(steps):
+            priced.setdefault(i, pricer.candidate(par, step))
+    return [priced[i] for i in sorted(priced)]
 
 
 def choose(found: list[Candidate], floor_per_gpu: float) -> Candidate:
@@ -381,7 +427,8 @@ def best(
     """The chosen candidate, and whether the choice holds whatever the collectives beyond
     the simulated grid cost (``choice_within_grid``)."""
     grid = study.phases[phase]
-    found = candidates(model, gpus, phase, configuration, timer, grid, settings, rates)
+    pricer = Pricer(model, configuration, timer, settings, rates)
+    found = contenders(pricer, gpus, phase, grid)
     if not found:
         capacity = format_size(settings.hbm_capacity_bytes)
         raise ConfigError(
