@@ -397,3 +397,19 @@ def test_pricing_from_the_lowest_bound_up_chooses_what_pricing_everything_does(
     assert choice_within_grid(some, choose(some, floor), floor) == choice_within_grid(
         every, choose(every, floor), floor
     )
+
+
+def test_the_shipped_grid_reaches_every_collective_the_search_prices():
+    # With stand-in times (alpha-beta at the ports' bandwidth), the study's own grid prices
+    # every collective its search looks at from simulations: nothing is extrapolated and
+    # every choice is within the grid, for the smallest and largest models and pods. A grid
+    # stopping at 1 MB (as the study's once did) cannot say so.
+    study = load_study()
+    preset = load_preset("nextgen-4die")
+    for models, gpus in ((study.quick_models, [8]), (["deepseek-v3.2"], [2, 64])):
+        timer = CollectiveTimer(preset, study.collective_sizes, simulate=fake_simulator)
+        table = llm_table(models, gpus, timer=timer)
+        assert table.within_grid.all() and timer.extrapolated == 0
+    short = tuple(size for size in study.collective_sizes if size <= 10**6)
+    timer = CollectiveTimer(preset, short, simulate=fake_simulator)
+    assert not llm_table(study.quick_models, [8], timer=timer).within_grid.all()
