@@ -11,12 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nunasim.experiments.llm_study import (
+    Candidate,
     CollectiveTimer,
     PhaseGrid,
+    Pricer,
     candidates,
+    choice_within_grid,
     choose,
     collective_time,
+    contenders,
     fig2_table,
+    fig15_summary,
+    largest_collective,
+    llm_table,
     load_study,
     rates_for,
     size_cdf,
@@ -259,3 +266,150 @@ def test_simulated_collectives_are_kept_in_the_sweeps_result_cache(tmp_path):
     assert again.point("alltoall", 4096, 2, "UA") == time
     assert again.runs == 0
     assert time == collective_time("alltoall", 4096, 2, "UA")  # the cache changes nothing
+
+
+def test_a_choice_resting_on_sizes_beyond_the_grid_is_flagged_and_a_covering_grid_clears_it():
+    # Mixtral 8x7B's prefill collectives on 8 GPUs are MBs to GBs, far beyond GRID's 1 MiB:
+    # every choice that rests on the extrapolation says so, per row and in the summary.
+    table = llm_table(["mixtral-8x7b"], [8], timer=_timer())
+    prefill = table[table.phase == "prefill"]
+    assert not prefill.within_grid.any()
+    assert fig15_summary(table).set_index("phase").loc["prefill", "beyond_grid"] == 2
+    # A grid reaching the largest collective the search can issue extrapolates nothing.
+    study = load_study()
+    model, settings_ = load_model("mixtral-8x7b"), load_inference_settings()
+    top = max(largest_collective(model, 8, p, study.phases[p], settings_) for p in study.phases)
+    # batch 8 x 8192 tokens, 2 experts a token, 4096 wide, bf16: the combine's All-to-All
+    assert top == 8 * 8192 * 2 * 4096 * 2
+    timer = CollectiveTimer(load_preset("nextgen-4die"), (*GRID, top), simulate=fake_simulator)
+    covered = llm_table(["mixtral-8x7b"], [8], timer=timer)
+    assert covered.within_grid.all() and timer.extrapolated == 0
+    assert fig15_summary(covered).beyond_grid.eq(0).all()
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    factors=st.lists(st.floats(1.0, 4.0), min_size=4, max_size=4),
+    floor=st.sampled_from([0.0, 1e3, 1e4]),
+)
+def test_a_choice_within_the_grid_survives_any_pricing_beyond_it(factors, floor):
+    # Price the sizes beyond GRID anew (simulated points at 1-4x the port-bandwidth bound,
+    # which no run beats): a choice flagged within the grid must not move. Decode steps of
+    # 1-256 tokens read about the same weights, so the large batches beyond the grid compete.
+    preset = load_preset("nextgen-4die")
+    wide = (*GRID, 1 << 22, 1 << 24, 1 << 26, 1 << 28)
+    probe = CollectiveTimer(preset, GRID)
+
+    def repriced(kind, size, gpus, configuration):
+        if size <= GRID[-1]:
+            return fake_simulator(kind, size, gpus, configuration)
+        bound = probe.lower_bound_ps(kind, size, gpus)
+        return max(round(factors[wide.index(size) - len(GRID)] * bound), 1)
+
+    settings_ = load_inference_settings()
+    rates = rates_for(preset, settings_)
+    grid = PhaseGrid(batch=(1, 8, 32, 64, 128, 256), seq=(4096,), min_tokens_per_s_per_gpu=floor)
+    model = load_model("qwen3-30b-a3b")
+    held = []
+    for gpus in (4, 16):
+        before = candidates(model, gpus, "decode", "UA", _timer(), grid, settings_, rates)
+        assert any(c.beyond_grid for c in before)
+        chosen = choose(before, floor)
+        again = CollectiveTimer(preset, wide, simulate=repriced)
+        after = choose(
+            candidates(model, gpus, "decode", "UA", again, grid, settings_, rates), floor
+        )
+        if choice_within_grid(before, chosen, floor):
+            held.append(gpus)
+            assert (after.parallelism, after.batch, after.seq) == (
+                chosen.parallelism,
+                chosen.batch,
+                chosen.seq,
+            )
+    assert held  # the property is exercised, not vacuous
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.integers(1, 100),  # time (us)
+            st.integers(1, 64),  # tokens
+            st.booleans(),  # beyond the grid
+            st.floats(0.0, 1.0),  # lower bound as a share of the time
+            st.floats(0.0, 1.0),  # where the true time falls between bound and extrapolation
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    floor=st.sampled_from([0.0, 1e5, 1e6]),
+)
+def test_within_the_grid_means_no_true_price_beyond_it_changes_the_choice(steps, floor):
+    from nunasim.llm.parallelism import Parallelism
+    from nunasim.llm.step_time import Breakdown
+
+    def candidate(tokens, ps, beyond, bound):
+        return Candidate(
+            Parallelism(1, 1, 1), tokens, 1, Breakdown(ps), tokens / (ps * 1e-12), beyond, bound
+        )
+
+    found = [candidate(n, t * 10**6, b, share * t * 10**6) for t, n, b, share, _ in steps]
+    chosen = choose(found, floor)
+    # each step beyond the grid at another price no lower than its bound
+    truth = [
+        candidate(
+            c.batch,
+            round(c.lower_bound_ps + w * (c.breakdown.total_ps - c.lower_bound_ps)),
+            True,
+            c.lower_bound_ps,
+        )
+        if c.beyond_grid and c.lower_bound_ps >= 1
+        else c
+        for c, (*_, w) in zip(found, steps, strict=True)
+    ]
+    if choice_within_grid(found, chosen, floor):
+        assert truth.index(choose(truth, floor)) == found.index(chosen)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    name=st.sampled_from(["llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b"]),
+    gpus=st.sampled_from([2, 8, 16]),
+    phase=st.sampled_from(["prefill", "decode"]),
+    floor=st.sampled_from([0.0, 1e3, 2e4, 1e12]),
+)
+def test_pricing_from_the_lowest_bound_up_chooses_what_pricing_everything_does(
+    name, gpus, phase, floor
+):
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = PhaseGrid(batch=(1, 8, 64), seq=(1024, 4096), min_tokens_per_s_per_gpu=floor)
+    model = load_model(name)
+    every = candidates(model, gpus, phase, "UA", _timer(), grid, settings_, rates)
+    some = contenders(Pricer(model, "UA", _timer(), settings_, rates), gpus, phase, grid)
+    assert all(c in every for c in some)  # priced as the exhaustive search prices it
+    chosen = choose(every, floor)
+    assert choose(some, floor) == chosen
+    if chosen.meets(floor):  # left unpriced only what cannot be faster than the choice
+        assert all(c in some or c.lower_bound_ps > chosen.breakdown.total_ps for c in every)
+    else:
+        assert some == every
+    assert choice_within_grid(some, choose(some, floor), floor) == choice_within_grid(
+        every, choose(every, floor), floor
+    )
+
+
+def test_the_shipped_grid_reaches_every_collective_the_search_prices():
+    # With stand-in times (alpha-beta at the ports' bandwidth), the study's own grid prices
+    # every collective its search looks at from simulations: nothing is extrapolated and
+    # every choice is within the grid, for the smallest and largest models and pods. A grid
+    # stopping at 1 MB (as the study's once did) cannot say so.
+    study = load_study()
+    preset = load_preset("nextgen-4die")
+    for models, gpus in ((study.quick_models, [8]), (["deepseek-v3.2"], [2, 64])):
+        timer = CollectiveTimer(preset, study.collective_sizes, simulate=fake_simulator)
+        table = llm_table(models, gpus, timer=timer)
+        assert table.within_grid.all() and timer.extrapolated == 0
+    short = tuple(size for size in study.collective_sizes if size <= 10**6)
+    timer = CollectiveTimer(preset, short, simulate=fake_simulator)
+    assert not llm_table(study.quick_models, [8], timer=timer).within_grid.all()

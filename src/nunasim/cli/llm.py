@@ -70,6 +70,7 @@ def llm_command(
             f"{row.model} {row.phase} on {row.gpus} GPUs, {row.configuration}: "
             f"{metric} {row.time_ms:.3f} ms  (TP{row.tp} DP{row.dp} PP{row.pp}{ep}, "
             f"batch {row.batch}, seq {row.seq}, {row.tokens_per_s:,.0f} tokens/s)"
+            + ("" if row.within_grid else "  [rests on collectives beyond the simulated grid]")
         )
         parts = []
         for name in PARTS:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -39,6 +39,7 @@ from nunasim.llm.step_time import (
     kv_bytes_per_gpu,
     step_breakdown,
     step_calls,
+    step_compute_ps,
     weight_bytes_per_gpu,
 )
 from nunasim.scenario import Configuration
@@ -167,13 +168,29 @@ class CollectiveTimer:
         """The alpha-beta model's beta beyond the grid: the least-squares slope of the
         simulated times over the grid's top sizes (within 16x of the largest), never less
         than the ideal, the bytes each GPU sends over all its ports at full bandwidth."""
-        ideal = wire_factor(kind, gpus) * PS_PER_S / self.injection_bandwidth
+        ideal = self.ideal_ps_per_byte(kind, gpus)
         top = [s for s in self.sizes if s * 16 >= self.sizes[-1]]
         if len(top) < 2:
             return ideal
         times = [self.point(kind, s, gpus, configuration) for s in top]
         fitted = float(np.polyfit(np.array(top, float), np.array(times, float), 1)[0])
         return max(fitted, ideal)
+
+    def ideal_ps_per_byte(self, kind: str, gpus: int) -> float:
+        """Picoseconds per byte of a collective's size at the ports' full bandwidth: its
+        wire bytes per GPU over every port of the GPU."""
+        return wire_factor(kind, gpus) * PS_PER_S / self.injection_bandwidth
+
+    def lower_bound_ps(self, kind: str, size: int, gpus: int) -> float:
+        """No simulated run of the collective is faster: each GPU must put its wire bytes
+        through its ports (and an extrapolated time is never below it either)."""
+        return 0.0 if gpus == 1 else self.ideal_ps_per_byte(kind, gpus) * size
+
+    def covers(self, size: int, gpus: int) -> bool:
+        """Whether the time of a collective of ``size`` bytes on ``gpus`` GPUs comes from
+        the simulated grid (interpolated, or the smallest size's), not from the alpha-beta
+        extrapolation beyond it."""
+        return gpus == 1 or size <= self.sizes[-1]
 
     @property
     def injection_bandwidth(self) -> float:
@@ -254,9 +271,84 @@ class Candidate:
     seq: int
     breakdown: Breakdown
     tokens_per_s: float
+    # Whether a collective of the step is larger than the simulated grid (priced by the
+    # extrapolation), and the step's time were every collective at the ports' full
+    # bandwidth: no pricing of the extrapolated ones can make the step faster than that.
+    beyond_grid: bool = False
+    lower_bound_ps: float = 0.0
 
     def meets(self, floor_per_gpu: float) -> bool:
         return self.tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+
+
+def fitting_steps(
+    model: Model, gpus: int, phase: str, grid: PhaseGrid, settings: InferenceSettings
+) -> Iterator[tuple[Parallelism, Step]]:
+    """Every (cut, step) of the phase's grid whose weights and KV cache fit one GPU's HBM,
+    in the search's order."""
+    for par in parallelisms(model, gpus):
+        weights = weight_bytes_per_gpu(model, par, settings)
+        if weights > settings.hbm_capacity_bytes:
+            continue
+        for batch in grid.batch:
+            for seq in grid.seq:
+                step = Step(phase, batch, seq)
+                if weights + kv_bytes_per_gpu(model, step, par, settings) <= (
+                    settings.hbm_capacity_bytes
+                ):
+                    yield par, step
+
+
+def largest_collective(
+    model: Model, gpus: int, phase: str, grid: PhaseGrid, settings: InferenceSettings
+) -> int:
+    """The largest collective (bytes, over more than one GPU) any step the search
+    enumerates issues; 0 when none communicates."""
+    return max(
+        (
+            call.size
+            for par, step in fitting_steps(model, gpus, phase, grid, settings)
+            for call in step_calls(model, step, par, settings)
+            if call.gpus > 1
+        ),
+        default=0,
+    )
+
+
+@dataclass(frozen=True)
+class Pricer:
+    """Prices the steps of one model under one configuration."""
+
+    model: Model
+    configuration: str
+    timer: CollectiveTimer
+    settings: InferenceSettings
+    rates: Rates
+
+    def lower_bound_ps(self, par: Parallelism, step: Step) -> float:
+        """The step's compute and every collective at the ports' full bandwidth: no pricing
+        of its collectives, simulated or extrapolated, is faster."""
+        calls = step_calls(self.model, step, par, self.settings)
+        compute = step_compute_ps(self.model, step, par, self.settings, self.rates)
+        return compute + sum(
+            c.count * self.timer.lower_bound_ps(c.kind, c.size, c.gpus) for c in calls
+        )
+
+    def candidate(self, par: Parallelism, step: Step) -> Candidate:
+        timer, configuration = self.timer, self.configuration
+        bd = step_breakdown(
+            self.model,
+            step,
+            par,
+            self.settings,
+            self.rates,
+            lambda kind, size, n: timer.time(kind, size, n, configuration),
+        )
+        calls = step_calls(self.model, step, par, self.settings)
+        beyond = not all(timer.covers(c.size, c.gpus) for c in calls)
+        throughput = step.tokens * par.dp / (bd.total_ps * 1e-12)
+        bound = self.lower_bound_ps(par, step)
+        return Candidate(par, step.batch, step.seq, bd, throughput, beyond, bound)
 
 
 def candidates(
@@ -270,28 +362,33 @@ def candidates(
     rates: Rates,
 ) -> list[Candidate]:
     """Every (cut, batch, seq) of the grid whose weights and KV cache fit one GPU's HBM."""
-    found = []
-    for par in parallelisms(model, gpus):
-        weights = weight_bytes_per_gpu(model, par, settings)
-        if weights > settings.hbm_capacity_bytes:
-            continue
-        for batch in grid.batch:
-            for seq in grid.seq:
-                step = Step(phase, batch, seq)
-                kv = kv_bytes_per_gpu(model, step, par, settings)
-                if weights + kv > settings.hbm_capacity_bytes:
-                    continue
-                bd = step_breakdown(
-                    model,
-                    step,
-                    par,
-                    settings,
-                    rates,
-                    lambda kind, size, n: timer.time(kind, size, n, configuration),
-                )
-                tokens = step.tokens * par.dp
-                found.append(Candidate(par, batch, seq, bd, tokens / (bd.total_ps * 1e-12)))
-    return found
+    pricer = Pricer(model, configuration, timer, settings, rates)
+    return [
+        pricer.candidate(par, step)
+        for par, step in fitting_steps(model, gpus, phase, grid, settings)
+    ]
+
+
+def contenders(pricer: Pricer, gpus: int, phase: str, grid: PhaseGrid) -> list[Candidate]:
+    """The candidates ``choose`` could pick, in the search's order: they are priced from
+    the lowest lower bound up, and those whose bound exceeds the fastest step meeting the
+    floor so far are never priced (they cannot be chosen), so the collectives of steps far
+    too slow to win are not simulated. ``choose`` picks from them what it picks from all
+    ``candidates``."""
+    steps = list(fitting_steps(pricer.model, gpus, phase, grid, pricer.settings))
+    bounds = [pricer.lower_bound_ps(par, step) for par, step in steps]
+    priced: dict[int, Candidate] = {}
+    fastest = math.inf
+    for i in sorted(range(len(steps)), key=bounds.__getitem__):
+        if bounds[i] > fastest:
+            break
+        priced[i] = pricer.candidate(*steps[i])
+        if priced[i].meets(grid.min_tokens_per_s_per_gpu):
+            fastest = min(fastest, priced[i].breakdown.total_ps)
+    if math.isinf(fastest):  # none meets the floor: the highest throughput may be any
+        for i, (par, step) in enumerate(steps):
+            priced.setdefault(i, pricer.candidate(par, step))
+    return [priced[i] for i in sorted(priced)]
 
 
 def choose(found: list[Candidate], floor_per_gpu: float) -> Candidate:
@@ -305,6 +402,18 @@ def choose(found: list[Candidate], floor_per_gpu: float) -> Candidate:
     return max(found, key=lambda c: c.tokens_per_s)
 
 
+def choice_within_grid(found: list[Candidate], chosen: Candidate, floor_per_gpu: float) -> bool:
+    """Whether ``choose`` picks ``chosen`` however the collectives beyond the simulated grid
+    truly cost: its own step is priced from the grid, and every candidate priced by the
+    extrapolation is slower than it even with those collectives at full port bandwidth."""
+    if chosen.beyond_grid:
+        return False
+    beyond = [c for c in found if c.beyond_grid]
+    if not chosen.meets(floor_per_gpu):
+        return not beyond  # the highest throughput: any of them might have it
+    return all(c.lower_bound_ps > chosen.breakdown.total_ps for c in beyond)
+
+
 def best(
     model: Model,
     gpus: int,
@@ -314,16 +423,20 @@ def best(
     study: Study,
     settings: InferenceSettings,
     rates: Rates,
-) -> Candidate:
+) -> tuple[Candidate, bool]:
+    """The chosen candidate, and whether the choice holds whatever the collectives beyond
+    the simulated grid cost (``choice_within_grid``)."""
     grid = study.phases[phase]
-    found = candidates(model, gpus, phase, configuration, timer, grid, settings, rates)
+    pricer = Pricer(model, configuration, timer, settings, rates)
+    found = contenders(pricer, gpus, phase, grid)
     if not found:
         capacity = format_size(settings.hbm_capacity_bytes)
         raise ConfigError(
             f"{model.name} on {gpus} GPUs: no configuration's weights and KV cache fit "
             f"one GPU's {capacity} of HBM (hbm_capacity); try more GPUs"
         )
-    return choose(found, grid.min_tokens_per_s_per_gpu)
+    chosen = choose(found, grid.min_tokens_per_s_per_gpu)
+    return chosen, choice_within_grid(found, chosen, grid.min_tokens_per_s_per_gpu)
 
 
 def candidate_row(
@@ -388,9 +501,12 @@ def llm_table(
             for phase in phases:
                 reference: Candidate | None = None
                 for configuration in study.configurations:
-                    chosen = best(model, n, phase, configuration, timer, study, settings, rates)
+                    chosen, within = best(
+                        model, n, phase, configuration, timer, study, settings, rates
+                    )
                     reference = reference or chosen
                     row = candidate_row(name, n, phase, configuration, chosen)
+                    row["within_grid"] = within
                     if model.moe is None:
                         row["ep"] = 1  # a dense model has no experts to spread
                     # The first configuration's step priced under this one: the same
@@ -408,6 +524,7 @@ def llm_table(
     table = pd.DataFrame(rows)
     table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
     table.attrs["runs"] = timer.runs
+    table.attrs["grid"] = [int(size) for size in timer.sizes]
     return table
 
 
@@ -464,18 +581,22 @@ def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
         # UA's chosen step under both configurations (where it communicates at all)
         moving = a.communication_ms > 0
         comm = a.communication_ms[moving] / b.reference_communication_ms[moving]
-        rows.append(
-            {
-                "phase": phase,
-                "metric": "TTFT" if phase == "prefill" else "TPOT",
-                "points": len(ratio),
-                "geomean_reduction": 1 - float(np.exp(np.log(ratio).mean())),
-                "max_reduction": 1 - float(ratio.min()),
-                "collective_speedup_geomean": float(np.exp(np.log(comm.to_numpy()).mean()))
-                if len(comm)
-                else float("nan"),
-            }
-        )
+        row: dict[str, Any] = {
+            "phase": phase,
+            "metric": "TTFT" if phase == "prefill" else "TPOT",
+            "points": len(ratio),
+            "geomean_reduction": 1 - float(np.exp(np.log(ratio).mean())),
+            "max_reduction": 1 - float(ratio.min()),
+            "collective_speedup_geomean": float(np.exp(np.log(comm.to_numpy()).mean()))
+            if len(comm)
+            else float("nan"),
+        }
+        if "within_grid" in table:
+            # choices (of either configuration) that could change were the collectives
+            # beyond the simulated grid simulated rather than extrapolated
+            both = table[table.phase == phase]
+            row["beyond_grid"] = int((~both.within_grid.astype(bool)).sum())
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
