@@ -125,8 +125,7 @@ class _Search:
                 return
             self._settle(candidate, run())
             return
-        while len(self.pending) >= self.threads:
-            self._settle_oldest()
+        self.make_room()
         if self._beaten(candidate) and not self.pending:
             # Every candidate before it has settled: it is skipped, as one at a time.
             self.skipped.append((candidate.count, domains, bound))
@@ -135,6 +134,12 @@ class _Search:
             context = contextvars.copy_context()  # the memory budget, for instance
             candidate.future = self.pool.submit(context.run, run)
         self.pending.append(candidate)
+
+    def make_room(self) -> None:
+        """Wait until fewer than ``threads`` runs are in flight: called before a candidate
+        is prepared, so that no more than ``threads`` prepared runs are held at once."""
+        while self.pool is not None and len(self.pending) >= self.threads:
+            self._settle_oldest()
 
     def _settle_oldest(self) -> None:
         candidate = self.pending.popleft()
@@ -190,6 +195,7 @@ def best_threadblocks(
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
             )
+        search.make_room()
         scenario = Scenario(
             pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
         )
