@@ -43,7 +43,14 @@ from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
-from nunasim.mapping.placement import BUFFERS, BufferPages, Configuration, GpuPlacement, Placement
+from nunasim.mapping.placement import (
+    BUFFERS,
+    BufferPages,
+    Configuration,
+    GpuPlacement,
+    PageTable,
+    Placement,
+)
 from nunasim.policies.assign import place_flags, place_threadblocks
 from nunasim.policies.budget import cu_budget, stack_budget
 from nunasim.policies.dispatch import ua_cus
@@ -296,22 +303,30 @@ class _Placer:
         return regions
 
     def result(self, fallback: bool = True) -> Placement:
+        pages = self.pages
+        # the buffers' pages stay in the placer's flat table; each GPU's are views of it
+        frames = np.empty_like(pages.region)
         gpus = []
         for g in range(self.plan.ngpus):
             flag_region = self.flag_regions(g)
-            regions = np.concatenate([self.pages.region[self.pages.gpu_pages(g)], flag_region])
-            frames = page_frames(regions)
-            buffers, at = {}, 0
+            own = pages.gpu_pages(g)
+            # a GPU's frames count its buffers' pages, then its flag pages, in order
+            taken = np.zeros(len(self.amap.regions), dtype=np.int64)
+            frames[own] = page_frames(pages.region[own], taken)
+            flag_frames = page_frames(flag_region, taken)
+            buffers, at = {}, own.start
             for b, buffer in enumerate(BUFFERS):
-                count = int(self.pages.counts[g, b])
-                buffers[buffer] = BufferPages(regions[at : at + count], frames[at : at + count])
+                count = int(pages.counts[g, b])
+                buffers[buffer] = BufferPages(
+                    pages.region[at : at + count], frames[at : at + count]
+                )
                 at += count
             gpus.append(
                 GpuPlacement(
                     self.tb_cu[g].copy(),
                     self.tb_domain[g].copy(),
                     buffers,
-                    BufferPages(flag_region, frames[at:]),
+                    BufferPages(flag_region, flag_frames),
                 )
             )
         return Placement(
@@ -326,8 +341,9 @@ class _Placer:
             fallback_chunks=self.stack_fallbacks if fallback else 0,
             cu_used=tuple(self.cu_used.copy()),
             stack_used=tuple(self.stack_used.copy()),
-            layout_mode=self.pages.layout.mode,
-            padding_bytes=self.pages.padding,
+            layout_mode=pages.layout.mode,
+            padding_bytes=pages.padding,
+            built_pages=PageTable(pages.region, frames, pages.first),
         )
 
     def run(self) -> Placement:
@@ -386,8 +402,18 @@ def place(
     if not uses_domains(config):
         return placed(1)
     if granularity == "auto":
-        candidates = [placed(g) for g in auto_granularities(socket, finest)]
-        return min(candidates, key=lambda p: (estimate_ps(plan, p, pod), p.granularity))
+        # one candidate at a time beside the best so far: a 1 GB collective's page tables
+        # are hundreds of MB a placement
+        best: tuple[tuple[float, int], Placement] | None = None
+        for g in auto_granularities(socket, finest):
+            candidate = placed(g)
+            key = (estimate_ps(plan, candidate, pod), candidate.granularity)
+            if best is None or key < best[0]:
+                best = (key, candidate)
+            del candidate
+        if best is None:
+            raise ConfigError(f"this socket has no NAR granularity of at most {finest} domains")
+        return best[1]
     if not isinstance(granularity, int) or granularity not in socket.valid_granularities:
         raise ConfigError(
             f"NAR granularity {granularity!r} is not valid on this socket (valid: "
