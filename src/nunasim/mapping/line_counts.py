@@ -12,6 +12,8 @@ granularity estimate the first lines of every remote chunk.
 
 from __future__ import annotations
 
+import numpy as np
+
 from nunasim.jit import jit
 from nunasim.mapping.address import REGION_SHIFT
 from nunasim.mapping.port_runs import line_port, run_spans
@@ -120,3 +122,23 @@ def count_lines(
             n_prs[port_pr[p] * stacks + region_stack[r]] += extra_wire[j]
     if crossing:
         flush(diff, n_port)
+
+
+@jit
+def lines_per_stack(
+    row, gpu, buffer, chunk, lines, offsets, page_first, region, region_stack, line_bytes,
+    page_bytes, out,
+):  # fmt: skip
+    """Add the first ``lines`` lines of each chunk (``gpu``, ``buffer``, ``chunk``) to
+    ``out[row, stack]`` of the stack that holds them (a local count: no ports)."""
+    stacks = out.shape[1]
+    # the plain format's tables: one wire line per line, nothing out of the usual
+    wire_cum = np.arange(lines + 1).reshape(1, lines + 1)
+    plain, no_extras, none = np.ones(1, np.int64), np.zeros(2, np.int64), np.zeros(0, np.int64)
+    data = np.zeros(stacks, dtype=np.int64)
+    spans = np.zeros((0, 3), dtype=np.int64)
+    for j in range(row.shape[0]):
+        count_lines(gpu[j], buffer[j], chunk[j], 1, 0, False, offsets, page_first, region,
+                    none, region_stack, none, none, none, 0, line_bytes, page_bytes, wire_cum,
+                    wire_cum, plain, no_extras, none, none, none, spans, none, none, none,
+                    none, none, none, out[row[j]], data)  # fmt: skip

@@ -43,6 +43,7 @@ from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
+from nunasim.mapping.line_counts import lines_per_stack
 from nunasim.mapping.placement import (
     BUFFERS,
     BufferPages,
@@ -254,23 +255,29 @@ class _Placer:
         stacks = len(socket.stacks)
         order = self.facts.processing(self.grouping)
         members = list(zip(order.gpu.tolist(), order.tb.tolist(), strict=True))
-        weight = np.zeros((len(members), stacks))
-        touched = [
-            (i, owner, BUFFER_INDEX[buffer], chunk_id)
-            for i, key in enumerate(members)
-            for chunk_id, buffer, owner in sets[key].local_reads | sets[key].local_writes
-        ]
-        # In batches, so that a large collective's lines never all exist at once.
-        batch = max(1, (1 << 22) // max(self.lines_per_chunk, 1))
-        for b in range(0, len(touched), batch):
-            part = np.array(touched[b : b + batch], dtype=np.int64).reshape(-1, 4)
-            lines = provisional.chunk_lines(part[:, 1], part[:, 2], part[:, 3])
-            tb = np.repeat(part[:, 0], lines.shape[1])
-            hits = np.bincount(
-                tb * stacks + provisional.address_map.stacks_of(lines.ravel()),
-                minlength=len(members) * stacks,
-            )
-            weight += hits.reshape(len(members), stacks)
+        touched = np.array(
+            [
+                (i, owner, BUFFER_INDEX[buffer], chunk_id)
+                for i, key in enumerate(members)
+                for chunk_id, buffer, owner in sets[key].local_reads | sets[key].local_writes
+            ],
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        # every line of each chunk, on the stack its page (UA) puts it on
+        hits = np.zeros((len(members), stacks), dtype=np.int64)
+        table = provisional.page_table
+        lines_per_stack(
+            *touched.T.copy(),  # member, owner, buffer, chunk
+            self.lines_per_chunk,
+            provisional.layout.offsets(np.arange(int(touched[:, 3].max(initial=-1)) + 1)),
+            table.first,
+            table.region,
+            np.array([r.stack for r in self.amap.regions], dtype=np.int64),
+            socket.line_bytes,
+            socket.page_bytes,
+            hits,
+        )
+        weight = hits.astype(np.float64)
         distinct, row = np.unique(weight, axis=0, return_inverse=True)
         cost = (router_cost_base @ distinct.T).T[:, self.cu_routers]  # [distinct, cu]
         self._assign(order, row.reshape(-1), _order_by(cost))
