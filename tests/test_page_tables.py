@@ -35,9 +35,13 @@ def test_a_frame_counts_the_earlier_pages_of_its_region(regions, more, taken):
     counter = np.array(taken, dtype=np.int64)
     frames = page_frames(np.array(regions, dtype=np.int64), counter)
     assert frames.tolist() == _earlier_in_region(regions, taken)
-    # the counter goes on: a second call numbers on from where the first stopped
-    after = page_frames(np.array(more, dtype=np.int64), counter)
+    # the counter goes on: a second call numbers on from where the first stopped, here
+    # into a slice of a larger table
+    table = np.full(len(more) + 2, -7, dtype=np.int64)
+    after = page_frames(np.array(more, dtype=np.int64), counter, out=table[1:-1])
+    assert table[1:-1].tolist() == after.tolist()
     assert after.tolist() == _earlier_in_region(regions + more, taken)[len(regions) :]
+    assert table[0] == table[-1] == -7
     if regions:
         assert page_frames(np.array(regions)).tolist() == _earlier_in_region(regions, [0] * 10)
 

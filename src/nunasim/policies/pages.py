@@ -93,13 +93,16 @@ def _deal(regions: np.ndarray, order: np.ndarray, table: np.ndarray) -> None:
             regions[k] = table[order[k % stacks], (k // stacks) % rounds]
 
 
-def page_frames(regions: np.ndarray, taken: np.ndarray | None = None) -> np.ndarray:
+def page_frames(
+    regions: np.ndarray, taken: np.ndarray | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """Each page's frame in its region: how many earlier pages took the same region (and,
     with ``taken``, how many frames of each region earlier pages elsewhere took; ``taken``
-    is then counted on, so that a next call continues the numbering)."""
+    is then counted on, so that a next call continues the numbering). Written into
+    ``out`` when given."""
     if taken is None:
         taken = np.zeros(int(regions.max()) + 1 if len(regions) else 0, dtype=np.int64)
-    frames = np.empty(len(regions), dtype=np.int64)
+    frames = np.empty(len(regions), dtype=np.int64) if out is None else out
     _count_frames(np.asarray(regions, dtype=np.int64), taken, frames)
     return frames
 

@@ -319,7 +319,7 @@ class _Placer:
             own = pages.gpu_pages(g)
             # a GPU's frames count its buffers' pages, then its flag pages, in order
             taken = np.zeros(len(self.amap.regions), dtype=np.int64)
-            frames[own] = page_frames(pages.region[own], taken)
+            page_frames(pages.region[own], taken, out=frames[own])
             flag_frames = page_frames(flag_region, taken)
             buffers, at = {}, own.start
             for b, buffer in enumerate(BUFFERS):
