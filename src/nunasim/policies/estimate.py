@@ -25,9 +25,10 @@ from nunasim.mapping.port_tally import router_runs
 from nunasim.mapping.resolve import crossing, remote_chunks
 from nunasim.units import transfer_ps
 
-# Lines resolved at most for one estimate (about 100 B each while it runs): beyond it each
-# chunk is represented by its first lines and the counts scaled up, so that a 1 GB
-# collective's estimate costs what a few-MB one does. Smaller runs resolve every line.
+# Lines counted at most for one estimate: beyond it each chunk is represented by its first
+# lines and the counts scaled up. (The estimate once resolved every line it counted, which
+# this bounded; counting a run of pages at a time costs far less, but the sample stays,
+# since it decides which granularity a placement takes.) Smaller runs count every line.
 MAX_ESTIMATE_LINES = 4_000_000
 
 
