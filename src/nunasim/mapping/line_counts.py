@@ -15,9 +15,22 @@ from __future__ import annotations
 import numpy as np
 
 from nunasim.jit import jit
-from nunasim.mapping.address import REGION_SHIFT
-from nunasim.mapping.port_runs import line_port, run_spans
+from nunasim.mapping.address import REGION_SHIFT, AddressMap
+from nunasim.mapping.port_runs import fold_width, line_port, run_spans
 from nunasim.mapping.port_tally import flush, tally_cyclic
+
+
+def region_columns(amap: AddressMap) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per region of ``amap``, what ``count_lines`` reads of it: its stack, first port, port
+    count and the XOR fold's width over that count."""
+    regions = amap.regions
+    ports = np.array([r.ports for r in regions], dtype=np.int64)
+    return (
+        np.array([r.stack for r in regions], dtype=np.int64),
+        np.array([r.first_port for r in regions], dtype=np.int64),
+        ports,
+        np.array([fold_width(int(p)) for p in ports], dtype=np.int64),
+    )
 
 
 @jit

@@ -18,9 +18,9 @@ from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
 from nunasim.jit import jit
 from nunasim.mapping.accesses import plan_accesses
-from nunasim.mapping.line_counts import count_lines
+from nunasim.mapping.line_counts import count_lines, region_columns
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.port_runs import HASHES, MAX_SPANS, fold_width
+from nunasim.mapping.port_runs import HASHES, MAX_SPANS
 from nunasim.mapping.port_tally import router_runs
 from nunasim.mapping.resolve import crossing, remote_chunks
 from nunasim.units import transfer_ps
@@ -89,8 +89,6 @@ def _remote_line_counts(
     routers, port_pr = np.unique(np.asarray(socket.port_routers), return_inverse=True)
     ports, stacks = len(socket.ports), len(socket.stacks)
     lines = min(lines_per_chunk or placement.lines_per_chunk, placement.lines_per_chunk)
-    regions = amap.regions
-    region_ports = np.array([r.ports for r in regions], dtype=np.int64)
     table = placement.page_table
     top_chunk = int((accesses.chunk + accesses.count).max()) if len(rows) else 0
     router_port = np.zeros((len(socket.router_paths.latency_ps), ports), dtype=np.int64)
@@ -109,10 +107,7 @@ def _remote_line_counts(
         table.first,
         table.region,
         table.frame,
-        np.array([r.stack for r in regions], dtype=np.int64),
-        np.array([r.first_port for r in regions], dtype=np.int64),
-        region_ports,
-        np.array([fold_width(int(p)) for p in region_ports], dtype=np.int64),
+        *region_columns(amap),
         HASHES[socket.port_hash],
         socket.line_bytes,
         socket.page_bytes,

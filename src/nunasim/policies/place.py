@@ -43,7 +43,7 @@ from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
-from nunasim.mapping.line_counts import lines_per_stack
+from nunasim.mapping.line_counts import lines_per_stack, region_columns
 from nunasim.mapping.placement import (
     BUFFERS,
     BufferPages,
@@ -272,7 +272,7 @@ class _Placer:
             provisional.layout.offsets(np.arange(int(touched[:, 3].max(initial=-1)) + 1)),
             table.first,
             table.region,
-            np.array([r.stack for r in self.amap.regions], dtype=np.int64),
+            region_columns(self.amap)[0],
             socket.line_bytes,
             socket.page_bytes,
             hits,

@@ -46,9 +46,9 @@ from nunasim.engine.resources import (
 )
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import LOAD, PROTOCOLS, READ, STORE, WRITE, AccessTable
-from nunasim.mapping.line_counts import count_lines
+from nunasim.mapping.line_counts import count_lines, region_columns
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.port_runs import HASHES, MAX_SPANS, fold_width
+from nunasim.mapping.port_runs import HASHES, MAX_SPANS
 from nunasim.mapping.port_tally import router_runs
 
 
@@ -146,8 +146,6 @@ def flow_demands(
     unique, cached = np.unique(np.where(local[:, None], key, -1), axis=0, return_inverse=True)
     cached = cached.ravel()
     region, frame, page_first = placement.page_table
-    regions = amap.regions
-    region_ports = np.array([r.ports for r in regions], dtype=np.int64)
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
     counting = (_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
     del wire, wire_data  # only their sums and the lines out of the usual are counted with
@@ -175,10 +173,7 @@ def flow_demands(
         page_first,
         region,
         frame,
-        np.array([r.stack for r in regions], dtype=np.int64),
-        np.array([r.first_port for r in regions], dtype=np.int64),
-        region_ports,
-        np.array([fold_width(int(p)) for p in region_ports], dtype=np.int64),
+        *region_columns(amap),
         HASHES[socket.port_hash],
         line_bytes,
         socket.page_bytes,
