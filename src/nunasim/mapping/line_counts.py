@@ -139,8 +139,8 @@ def count_lines(
 
 @jit
 def lines_per_stack(
-    row, gpu, buffer, chunk, lines, offsets, page_first, region, region_stack, line_bytes,
-    page_bytes, out,
+    row, gpu, buffer, chunk, lines, offsets, page_first, region, frame, region_stack,
+    line_bytes, page_bytes, out,
 ):  # fmt: skip
     """Add the first ``lines`` lines of each chunk (``gpu``, ``buffer``, ``chunk``) to
     ``out[row, stack]`` of the stack that holds them (a local count: no ports)."""
@@ -152,6 +152,6 @@ def lines_per_stack(
     spans = np.zeros((0, 3), dtype=np.int64)
     for j in range(row.shape[0]):
         count_lines(gpu[j], buffer[j], chunk[j], 1, 0, False, offsets, page_first, region,
-                    none, region_stack, none, none, none, 0, line_bytes, page_bytes, wire_cum,
+                    frame, region_stack, none, none, none, 0, line_bytes, page_bytes, wire_cum,
                     wire_cum, plain, no_extras, none, none, none, spans, none, none, none,
                     none, none, none, out[row[j]], data)  # fmt: skip

@@ -272,6 +272,7 @@ class _Placer:
             provisional.layout.offsets(np.arange(int(touched[:, 3].max(initial=-1)) + 1)),
             table.first,
             table.region,
+            table.frame,
             region_columns(self.amap)[0],
             socket.line_bytes,
             socket.page_bytes,
