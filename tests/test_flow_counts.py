@@ -10,23 +10,18 @@ from hypothesis import strategies as st
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Protocol
-from nunasim.engine.flow.demand import (
-    _count_lines,
-    _cumulative,
-    flow_demands,
-    wire_extras,
-    wire_tables,
-)
+from nunasim.engine.flow.demand import _cumulative, flow_demands, wire_extras, wire_tables
 from nunasim.engine.flow.engine import _tables
-from nunasim.engine.flow.port_hash import HASHES, MAX_SPANS, fold_width, line_port, run_spans
-from nunasim.engine.flow.port_tally import router_runs
 from nunasim.engine.lower import lower
 from nunasim.engine.resources import resource_numbering
 from nunasim.io.presets import load_preset
 from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.mapping.address import REGION_SHIFT
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
+from nunasim.mapping.line_counts import count_lines
 from nunasim.mapping.port_hash import hashed_ports
+from nunasim.mapping.port_runs import HASHES, MAX_SPANS, fold_width, line_port, run_spans
+from nunasim.mapping.port_tally import router_runs
 from nunasim.policies.place import place
 
 CASES = [
@@ -121,7 +116,7 @@ def _fast_counts(args, crossing=True):
     n_prs = np.zeros(nprs * stacks, dtype=np.int64)
     n_stack = np.zeros(stacks, dtype=np.int64)
     d_stack = np.zeros(stacks, dtype=np.int64)
-    _count_lines(
+    count_lines(
         0,
         0,
         chunk,

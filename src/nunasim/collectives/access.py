@@ -46,7 +46,8 @@ class AccessSet:
 
 
 def _tuples(gpu: int, chunks: Chunks) -> list[ChunkTuple]:
-    return [(k, str(chunks.buffer), gpu) for k in chunks.indices()]
+    buffer = str(chunks.buffer)  # once, not once a chunk: an enum's str is slow
+    return [(k, buffer, gpu) for k in chunks.indices()]
 
 
 def access_sets(plan: Plan) -> dict[tuple[int, int], AccessSet]:

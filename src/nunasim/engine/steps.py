@@ -45,7 +45,7 @@ def step_graph(
     succ: list[list[int]] = [[] for _ in step_tb]
     counter = {x: c for c, x in enumerate(arrival_transfer.tolist())}
     releases: list[list[int]] = [[] for _ in counter]
-    flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, address, step
+    flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, step
     steps = (
         (StepId(g, b, k), step)
         for g, program in enumerate(plan.gpus)
@@ -66,8 +66,7 @@ def step_graph(
                 continue
             rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
             if not t.protocol.data_polled:
-                address = placement.flag_address(t.receiver.gpu, t.receiver.tb)
-                flags.append((s, sid.gpu, tb_cu[step_tb[s]], t.dst_gpu, address, rx))
+                flags.append((s, sid.gpu, tb_cu[step_tb[s]], t.dst_gpu, rx))
                 continue
             data = x if t.dst is not None else polled_data(plan, x)
             if data is None:
@@ -81,7 +80,7 @@ def step_graph(
                 releases[counter[data]].append(rx)
             else:  # a transfer of no lines lands when its step completes
                 succ[s].append(rx)
-    flag_step, flag_messages = _flag_messages(placement, flags)
+    flag_step, flag_messages = _flag_messages(placement, flags, step_tb)
     return StepGraph(tb_cu, tb_gpu, step_tb, wait, succ, flag_messages, flag_step, releases)
 
 
@@ -92,14 +91,18 @@ def _threadblocks(
     (numbered over the pod) and GPU, and per step its threadblock."""
     cus = placement.socket.cus
     step_base: dict[tuple[int, int], int] = {}
-    tb_cu, tb_gpu, step_tb = [], [], []
+    tb_gpu, steps, first = [], [], 0
     for g, program in enumerate(plan.gpus):
         for t, tb in enumerate(program.threadblocks):
-            step_base[(g, t)] = len(step_tb)
-            tb_cu.append(g * cus + int(placement.gpus[g].tb_cu[t]))
+            step_base[(g, t)] = first
             tb_gpu.append(g)
-            step_tb.extend([len(tb_cu) - 1] * len(tb.steps))
-    return step_base, tb_cu, tb_gpu, step_tb
+            steps.append(len(tb.steps))
+            first += len(tb.steps)
+    tb_cu = np.concatenate(
+        [g * cus + np.asarray(gpu.tb_cu, dtype=np.int64) for g, gpu in enumerate(placement.gpus)]
+    )
+    step_tb = np.repeat(np.arange(len(steps)), steps)
+    return step_base, tb_cu.tolist(), tb_gpu, step_tb.tolist()
 
 
 def _predecessors(
@@ -124,12 +127,19 @@ def _predecessors(
 
 
 def _flag_messages(
-    placement: Placement, flags: list[tuple[int, ...]]
+    placement: Placement, flags: list[tuple[int, ...]], step_tb: list[int]
 ) -> tuple[np.ndarray, Messages]:
-    """The sending step of each flag, and the flags as messages."""
-    columns = np.array(flags, dtype=np.int64).reshape(-1, 6).T
-    step, gpu, cu, memory_gpu, address, target = columns
+    """The sending step of each flag, and the flags as messages: each to the flag page of
+    its receiving step's threadblock."""
+    columns = np.array(flags, dtype=np.int64).reshape(-1, 5).T
+    step, gpu, cu, memory_gpu, target = columns
     amap, socket = placement.address_map, placement.socket
+    # the flag pages of every threadblock, in the steps' threadblock order
+    region = np.concatenate([np.asarray(g.flags.region, dtype=np.int64) for g in placement.gpus])
+    frame = np.concatenate([np.asarray(g.flags.frame, dtype=np.int64) for g in placement.gpus])
+    receiver = np.asarray(step_tb, dtype=np.int64)[target]
+    per_page = socket.page_bytes // socket.line_bytes
+    address = amap.line_address(region[receiver], frame[receiver] * per_page)
     return step, Messages(
         kind=np.full(len(step), FLAG),
         lineop=np.full(len(step), -1),

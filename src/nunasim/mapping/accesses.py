@@ -48,6 +48,8 @@ def step_groups(plan: Plan, sid: StepId, step: Step) -> list[Group]:
     landings = _polled_landings(plan, step) if step.recvs else {}
 
     def read_format(chunks: Chunks) -> Protocol:
+        if not landings:  # nothing lands in a wire format: every read is plain
+            return Protocol.SIMPLE
         formats = {landings.get((chunks.buffer, k)) for k in chunks.indices()}
         return formats.pop() if len(formats) == 1 and None not in formats else Protocol.SIMPLE
 

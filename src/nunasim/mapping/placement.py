@@ -11,8 +11,9 @@ of which is the line holding byte ``offset(k) + i * line``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,6 +45,14 @@ class GpuPlacement:
     flags: BufferPages  # per threadblock: the page holding the flags peers write for it
 
 
+class PageTable(NamedTuple):
+    """Every buffer's pages end to end, GPU by GPU and buffers in ``BUFFERS`` order."""
+
+    region: np.ndarray  # per page: AddressMap region
+    frame: np.ndarray  # per page: frame number inside its region
+    first: np.ndarray  # [GPU, buffer in ``BUFFERS`` order]: where its pages begin
+
+
 @dataclass(frozen=True)
 class Configuration:
     """One of the paper's configurations: a threadblock policy, a page policy, a routing."""
@@ -71,6 +80,9 @@ class Placement:
     stack_used: tuple[np.ndarray, ...] = ()  # per GPU: budget charged to each stack
     layout_mode: str = "aligned"
     padding_bytes: int = 0  # over every buffer of every GPU: bytes of pages beyond the data
+    # the buffers' pages end to end as a policy built them, when the ``BufferPages`` of
+    # ``gpus`` are views of it (``page_table`` then copies nothing)
+    built_pages: PageTable | None = field(default=None, repr=False)
 
     @property
     def socket(self) -> Socket:
@@ -96,14 +108,16 @@ class Placement:
         )
 
     @cached_property
-    def _pages(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every buffer's pages end to end: region and frame of each, and where the pages of
-        (GPU, buffer in ``BUFFERS`` order) begin."""
+    def page_table(self) -> PageTable:
+        """Every buffer's pages end to end: region and frame of each, and where the pages
+        of (GPU, buffer in ``BUFFERS`` order) begin."""
+        if self.built_pages is not None:
+            return self.built_pages
         runs = [gpu.buffers[b] for gpu in self.gpus for b in BUFFERS]
         first = np.cumsum([0, *(len(r.region) for r in runs)])[:-1].reshape(-1, len(BUFFERS))
-        region = np.concatenate([r.region for r in runs]).astype(np.int64)
-        frame = np.concatenate([r.frame for r in runs]).astype(np.int64)
-        return region, frame, first
+        region = np.concatenate([np.asarray(r.region, dtype=np.int64) for r in runs])
+        frame = np.concatenate([np.asarray(r.frame, dtype=np.int64) for r in runs])
+        return PageTable(region, frame, first.astype(np.int64))
 
     def chunk_lines(
         self, gpu: np.ndarray, buffer: np.ndarray, chunk: np.ndarray, lines: int | None = None
@@ -114,7 +128,7 @@ class Placement:
         count = self.lines_per_chunk if lines is None else min(lines, self.lines_per_chunk)
         starts = self.layout.offsets(chunk)[:, None]
         offsets = starts + np.arange(count, dtype=np.int64) * socket.line_bytes
-        region, frame, first = self._pages
+        region, frame, first = self.page_table
         page = first[gpu, buffer][:, None] + offsets // socket.page_bytes
         in_page = (offsets % socket.page_bytes) // socket.line_bytes
         per_page = socket.page_bytes // socket.line_bytes

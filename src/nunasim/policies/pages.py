@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from nunasim.collectives.plan import Plan
+from nunasim.jit import jit
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import BufferLayout
 from nunasim.mapping.placement import BUFFERS
@@ -65,28 +66,49 @@ def _region_table(amap: AddressMap, nar_granularity: int | None) -> np.ndarray:
 def round_robin_regions(amap: AddressMap, nar_granularity: int | None, count: int) -> np.ndarray:
     """The regions of ``count`` pages dealt round-robin over the stacks in the socket's
     interleave order (the k-th page to ``order[k % stacks]``, in round ``k // stacks``)."""
-    order = np.array(amap.socket.interleave_order, dtype=np.int64)
-    table = _region_table(amap, nar_granularity)
-    k = np.arange(count, dtype=np.int64)
-    stacks = len(order)
-    return table[order[k % stacks], (k // stacks) % table.shape[1]]
+    regions = np.full(count, -1, dtype=np.int64)
+    _deal(regions, _interleave(amap), _region_table(amap, nar_granularity))
+    return regions
 
 
 def ua_pages(pages: Pages, amap: AddressMap, nar_granularity: int | None) -> None:
-    """Fill every undecided page: round-robin over stacks in page order per GPU."""
+    """Fill every undecided page: round-robin over stacks in page order per GPU (the k-th
+    page of a GPU, decided or not, is its round-robin's k-th)."""
+    order, table = _interleave(amap), _region_table(amap, nar_granularity)
     for g in range(len(pages.counts)):
-        regions = pages.region[pages.gpu_pages(g)]
-        open_pages = regions < 0
-        regions[open_pages] = round_robin_regions(amap, nar_granularity, len(regions))[open_pages]
-        pages.region[pages.gpu_pages(g)] = regions
+        _deal(pages.region[pages.gpu_pages(g)], order, table)
 
 
-def page_frames(regions: np.ndarray) -> np.ndarray:
-    """Each page's frame in its region: how many earlier pages took the same region."""
-    order = np.argsort(regions, kind="stable")
-    ranked = regions[order]
-    run_start = np.r_[0, np.nonzero(ranked[1:] != ranked[:-1])[0] + 1]
-    runs = np.diff(np.r_[run_start, len(ranked)])
-    frames = np.empty(len(regions), dtype=np.int64)
-    frames[order] = np.arange(len(regions)) - np.repeat(run_start, runs)
+def _interleave(amap: AddressMap) -> np.ndarray:
+    return np.array(amap.socket.interleave_order, dtype=np.int64)
+
+
+@jit
+def _deal(regions: np.ndarray, order: np.ndarray, table: np.ndarray) -> None:
+    """Give each undecided (negative) entry of ``regions`` its round-robin region: the k-th
+    entry ``table[order[k % stacks], (k // stacks) % rounds]``."""
+    stacks, rounds = order.shape[0], table.shape[1]
+    for k in range(regions.shape[0]):
+        if regions[k] < 0:
+            regions[k] = table[order[k % stacks], (k // stacks) % rounds]
+
+
+def page_frames(
+    regions: np.ndarray, taken: np.ndarray | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Each page's frame in its region: how many earlier pages took the same region (and,
+    with ``taken``, how many frames of each region earlier pages elsewhere took; ``taken``
+    is then counted on, so that a next call continues the numbering). Written into
+    ``out`` when given."""
+    if taken is None:
+        taken = np.zeros(int(regions.max()) + 1 if len(regions) else 0, dtype=np.int64)
+    frames = np.empty(len(regions), dtype=np.int64) if out is None else out
+    _count_frames(np.asarray(regions, dtype=np.int64), taken, frames)
     return frames
+
+
+@jit
+def _count_frames(regions: np.ndarray, taken: np.ndarray, frames: np.ndarray) -> None:
+    for i in range(regions.shape[0]):
+        frames[i] = taken[regions[i]]
+        taken[regions[i]] += 1

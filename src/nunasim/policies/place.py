@@ -43,7 +43,15 @@ from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
-from nunasim.mapping.placement import BUFFERS, BufferPages, Configuration, GpuPlacement, Placement
+from nunasim.mapping.line_counts import lines_per_stack, region_columns
+from nunasim.mapping.placement import (
+    BUFFERS,
+    BufferPages,
+    Configuration,
+    GpuPlacement,
+    PageTable,
+    Placement,
+)
 from nunasim.policies.assign import place_flags, place_threadblocks
 from nunasim.policies.budget import cu_budget, stack_budget
 from nunasim.policies.dispatch import ua_cus
@@ -247,23 +255,30 @@ class _Placer:
         stacks = len(socket.stacks)
         order = self.facts.processing(self.grouping)
         members = list(zip(order.gpu.tolist(), order.tb.tolist(), strict=True))
-        weight = np.zeros((len(members), stacks))
-        touched = [
-            (i, owner, BUFFER_INDEX[buffer], chunk_id)
-            for i, key in enumerate(members)
-            for chunk_id, buffer, owner in sets[key].local_reads | sets[key].local_writes
-        ]
-        # In batches, so that a large collective's lines never all exist at once.
-        batch = max(1, (1 << 22) // max(self.lines_per_chunk, 1))
-        for b in range(0, len(touched), batch):
-            part = np.array(touched[b : b + batch], dtype=np.int64).reshape(-1, 4)
-            lines = provisional.chunk_lines(part[:, 1], part[:, 2], part[:, 3])
-            tb = np.repeat(part[:, 0], lines.shape[1])
-            hits = np.bincount(
-                tb * stacks + provisional.address_map.stacks_of(lines.ravel()),
-                minlength=len(members) * stacks,
-            )
-            weight += hits.reshape(len(members), stacks)
+        touched = np.array(
+            [
+                (i, owner, BUFFER_INDEX[buffer], chunk_id)
+                for i, key in enumerate(members)
+                for chunk_id, buffer, owner in sets[key].local_reads | sets[key].local_writes
+            ],
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        # every line of each chunk, on the stack its page (UA) puts it on
+        hits = np.zeros((len(members), stacks), dtype=np.int64)
+        table = provisional.page_table
+        lines_per_stack(
+            *touched.T.copy(),  # member, owner, buffer, chunk
+            self.lines_per_chunk,
+            provisional.layout.offsets(np.arange(int(touched[:, 3].max(initial=-1)) + 1)),
+            table.first,
+            table.region,
+            table.frame,
+            region_columns(self.amap)[0],
+            socket.line_bytes,
+            socket.page_bytes,
+            hits,
+        )
+        weight = hits.astype(np.float64)
         distinct, row = np.unique(weight, axis=0, return_inverse=True)
         cost = (router_cost_base @ distinct.T).T[:, self.cu_routers]  # [distinct, cu]
         self._assign(order, row.reshape(-1), _order_by(cost))
@@ -296,22 +311,30 @@ class _Placer:
         return regions
 
     def result(self, fallback: bool = True) -> Placement:
+        pages = self.pages
+        # the buffers' pages stay in the placer's flat table; each GPU's are views of it
+        frames = np.empty_like(pages.region)
         gpus = []
         for g in range(self.plan.ngpus):
             flag_region = self.flag_regions(g)
-            regions = np.concatenate([self.pages.region[self.pages.gpu_pages(g)], flag_region])
-            frames = page_frames(regions)
-            buffers, at = {}, 0
+            own = pages.gpu_pages(g)
+            # a GPU's frames count its buffers' pages, then its flag pages, in order
+            taken = np.zeros(len(self.amap.regions), dtype=np.int64)
+            page_frames(pages.region[own], taken, out=frames[own])
+            flag_frames = page_frames(flag_region, taken)
+            buffers, at = {}, own.start
             for b, buffer in enumerate(BUFFERS):
-                count = int(self.pages.counts[g, b])
-                buffers[buffer] = BufferPages(regions[at : at + count], frames[at : at + count])
+                count = int(pages.counts[g, b])
+                buffers[buffer] = BufferPages(
+                    pages.region[at : at + count], frames[at : at + count]
+                )
                 at += count
             gpus.append(
                 GpuPlacement(
                     self.tb_cu[g].copy(),
                     self.tb_domain[g].copy(),
                     buffers,
-                    BufferPages(flag_region, frames[at:]),
+                    BufferPages(flag_region, flag_frames),
                 )
             )
         return Placement(
@@ -326,8 +349,9 @@ class _Placer:
             fallback_chunks=self.stack_fallbacks if fallback else 0,
             cu_used=tuple(self.cu_used.copy()),
             stack_used=tuple(self.stack_used.copy()),
-            layout_mode=self.pages.layout.mode,
-            padding_bytes=self.pages.padding,
+            layout_mode=pages.layout.mode,
+            padding_bytes=pages.padding,
+            built_pages=PageTable(pages.region, frames, pages.first),
         )
 
     def run(self) -> Placement:
@@ -386,8 +410,18 @@ def place(
     if not uses_domains(config):
         return placed(1)
     if granularity == "auto":
-        candidates = [placed(g) for g in auto_granularities(socket, finest)]
-        return min(candidates, key=lambda p: (estimate_ps(plan, p, pod), p.granularity))
+        # one candidate at a time beside the best so far: a 1 GB collective's page tables
+        # are hundreds of MB a placement
+        best: tuple[tuple[float, int], Placement] | None = None
+        for g in auto_granularities(socket, finest):
+            candidate = placed(g)
+            key = (estimate_ps(plan, candidate, pod), candidate.granularity)
+            if best is None or key < best[0]:
+                best = (key, candidate)
+            del candidate
+        if best is None:
+            raise ConfigError(f"this socket has no NAR granularity of at most {finest} domains")
+        return best[1]
     if not isinstance(granularity, int) or granularity not in socket.valid_granularities:
         raise ConfigError(
             f"NAR granularity {granularity!r} is not valid on this socket (valid: "

@@ -15,7 +15,8 @@ CU has ``window`` slots), and so is the CU's compute unit (a reduction's time pe
 Lines are counted by a compiled loop over each range's pages, nothing stored: a stack is a
 property of a page, and pages of one region with consecutive frames make one run of
 consecutive line addresses, whose ports (a hash of the line address) come as a few spans
-of consecutive ports (``port_hash.run_spans``) added a span at a time (``port_tally``).
+of consecutive ports (``mapping.port_runs``) added a span at a time (``mapping.port_tally``;
+the loop over pages is ``mapping.line_counts``, which the granularity estimate shares).
 A wire format whose lines do not all carry the same number of wire lines (LL's last line,
 one LL128 line in fifteen) counts the usual number per line that way and the difference
 line by line (``wire_extras``). The counts land in small per-range tables (per port, per
@@ -30,8 +31,6 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.flow.port_hash import HASHES, MAX_SPANS, fold_width, line_port, run_spans
-from nunasim.engine.flow.port_tally import flush, router_runs, tally_cyclic
 from nunasim.engine.flow.tables import RouteTables
 from nunasim.engine.jit import jit
 from nunasim.engine.lineops import reduce_ps
@@ -47,8 +46,10 @@ from nunasim.engine.resources import (
 )
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import LOAD, PROTOCOLS, READ, STORE, WRITE, AccessTable
-from nunasim.mapping.address import REGION_SHIFT
-from nunasim.mapping.placement import BUFFERS, Placement
+from nunasim.mapping.line_counts import count_lines, region_columns
+from nunasim.mapping.placement import Placement
+from nunasim.mapping.port_runs import HASHES, MAX_SPANS
+from nunasim.mapping.port_tally import router_runs
 
 
 class Demands(NamedTuple):
@@ -102,16 +103,6 @@ def wire_extras(wire: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return base, start, line.astype(np.int64), (wire - base[:, None])[other].astype(np.int64)
 
 
-def _page_tables(placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every buffer's pages end to end (region and frame of each) and where the pages of
-    each (GPU, buffer in ``BUFFERS`` order) begin."""
-    runs = [gpu.buffers[b] for gpu in placement.gpus for b in BUFFERS]
-    first = np.cumsum([0, *(len(r.region) for r in runs)])[:-1].reshape(-1, len(BUFFERS))
-    region = np.concatenate([np.asarray(r.region, dtype=np.int64) for r in runs])
-    frame = np.concatenate([np.asarray(r.frame, dtype=np.int64) for r in runs])
-    return region, frame, first.astype(np.int64)
-
-
 def flow_demands(
     pod: Pod,
     plan: Plan,
@@ -154,9 +145,7 @@ def flow_demands(
     )
     unique, cached = np.unique(np.where(local[:, None], key, -1), axis=0, return_inverse=True)
     cached = cached.ravel()
-    region, frame, page_first = _page_tables(placement)
-    regions = amap.regions
-    region_ports = np.array([r.ports for r in regions], dtype=np.int64)
+    region, frame, page_first = placement.page_table
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
     counting = (_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
     del wire, wire_data  # only their sums and the lines out of the usual are counted with
@@ -184,10 +173,7 @@ def flow_demands(
         page_first,
         region,
         frame,
-        np.array([r.stack for r in regions], dtype=np.int64),
-        np.array([r.first_port for r in regions], dtype=np.int64),
-        region_ports,
-        np.array([fold_width(int(p)) for p in region_ports], dtype=np.int64),
+        *region_columns(amap),
         HASHES[socket.port_hash],
         line_bytes,
         socket.page_bytes,
@@ -251,110 +237,6 @@ def _grow(array, needed):
     bigger = np.empty(max(needed, 2 * array.shape[0]), dtype=array.dtype)
     bigger[: array.shape[0]] = array
     return bigger
-
-
-@jit
-def _count_lines(
-    mgpu,
-    buffer,
-    chunk,
-    count,
-    proto,
-    crossing,
-    offsets,
-    page_first,
-    region,
-    frame,
-    region_stack,
-    region_first,
-    region_ports,
-    region_width,
-    mode,
-    line_bytes,
-    page_bytes,
-    wire_cum,
-    data_cum,
-    wire_base,
-    extra_start,
-    extra_line,
-    extra_wire,
-    port_pr,
-    spans,
-    diff,
-    run_start,
-    run_router,
-    run_of_port,
-    n_port,
-    n_prs,
-    n_stack,
-    d_stack,
-):
-    """Add one range's wire lines to the per-port, per (port router, stack) and per-stack
-    tables (the latter two with data bytes per stack too)."""
-    per_page = page_bytes // line_bytes
-    lines = wire_cum.shape[1] - 1
-    stacks = n_stack.shape[0]
-    pages = page_first[mgpu, buffer]
-    weight = wire_base[proto]
-    for k in range(chunk, chunk + count):
-        # line i of the chunk is line first + i of the buffer, whatever its byte offset
-        first = offsets[k] // line_bytes
-        page = pages + first // per_page
-        within = first % per_page
-        run_region = -1
-        run_line = 0
-        run_lines = 0
-        i = 0
-        # one pass more than there are pages, to count the last run
-        while i < lines or run_lines:
-            r, line, take = -1, 0, 0
-            if i < lines:
-                take = min(per_page - within, lines - i)
-                r = region[page]
-                line = frame[page] * per_page + within
-                s = region_stack[r]
-                n_stack[s] += wire_cum[proto, i + take] - wire_cum[proto, i]
-                d_stack[s] += data_cum[proto, i + take] - data_cum[proto, i]
-                i += take
-                page += 1
-                within = 0
-                if not crossing or weight == 0:
-                    continue
-                if r == run_region and line == run_line + run_lines:
-                    run_lines += take  # the next frame of the same region: one run of lines
-                    continue
-            if run_lines:
-                # spelled out here, not in a helper: a call with this many arrays costs
-                # more than the counting it does
-                q = run_region
-                ports = region_ports[q]
-                address = (q << REGION_SHIFT) | run_line
-                n = run_spans(address, run_line, run_lines, ports, region_width[q], mode, spans)
-                for j in range(n):
-                    tally_cyclic(region_first[q], ports, spans[j, 0], spans[j, 1],
-                                 weight * spans[j, 2], region_stack[q], stacks, diff, n_prs,
-                                 run_start, run_router, run_of_port)  # fmt: skip
-            run_region, run_line, run_lines = r, line, take
-        if not crossing:
-            continue
-        # the lines that carry other than ``weight`` wire lines, one at a time
-        for j in range(extra_start[proto], extra_start[proto + 1]):
-            b = first + extra_line[j]
-            page = pages + b // per_page
-            r = region[page]
-            line = frame[page] * per_page + b % per_page
-            p = line_port(
-                (r << REGION_SHIFT) | line,
-                line,
-                region_first[r],
-                region_ports[r],
-                region_width[r],
-                mode,
-            )
-            n_port[p] += extra_wire[j]
-            n_prs[port_pr[p] * stacks + region_stack[r]] += extra_wire[j]
-    if crossing:
-        flush(diff, n_port)
 
 
 @jit
@@ -427,7 +309,7 @@ def _demands(
     spans = np.empty((MAX_SPANS, 3), dtype=np.int64)
     for u in range(unique.shape[0]):
         if unique[u, 0] >= 0:
-            _count_lines(
+            count_lines(
                 unique[u, 0],
                 unique[u, 1],
                 unique[u, 2],
@@ -500,7 +382,7 @@ def _demands(
                 g, h, r = gpu[a], mgpu[a], router[a]
                 crossing = (k == LOAD) | (k == STORE)
                 if crossing:
-                    _count_lines(
+                    count_lines(
                         h,
                         buffer[a],
                         chunk[a],

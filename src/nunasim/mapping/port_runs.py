@@ -1,6 +1,6 @@
 """The socket's port hash, compiled, for one line and for a run of lines: the flow engine
-counts a transfer's lines per port without materialising them. It computes exactly what
-``nunasim.mapping.port_hash.hashed_ports`` computes for an array (tested line for line).
+and the granularity estimate count lines per port without materialising them. It computes
+exactly what ``port_hash.hashed_ports`` computes for an array (tested line for line).
 
 A run of consecutive line addresses is counted without visiting its lines:
 
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.jit import jit
 from nunasim.mapping.port_hash import _GOLDEN
 
 XOR_FOLD, ROTATION = 0, 1

@@ -1,7 +1,7 @@
 """Wire lines per port, added a span of ports at a time.
 
 The port hash sends a run of consecutive lines to runs of consecutive ports of its
-region (``port_hash.hash_run``), so the counting adds a weight to a span of ports rather
+region (``port_runs.run_spans``), so the counting adds a weight to a span of ports rather
 than to one port per line: per port through a difference array (``diff``, one slot more
 than there are ports, summed into the per-port table once per range by ``flush``), and per
 (port router, stack) at once, by the spans of consecutive ports that share a port router
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.jit import jit
 
 
 def router_runs(port_router: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
