@@ -119,3 +119,30 @@ def test_a_run_started_early_and_then_beaten_counts_as_skipped():
         plan, run = candidate(count, completion)
         alone.offer(plan, 1, bound, run)
     assert (alone.tried, alone.skipped) == (search.tried, search.skipped)
+
+
+def test_a_granularity_round_started_on_a_best_later_beaten_is_void():
+    # The count round's A (completes 500) settles first and B (300) is still running when
+    # the granularity round starts on A; B wins, so the round's runs for A count for
+    # nothing (neither tried nor skipped): the round is then run for B, as one at a time.
+    from types import SimpleNamespace
+
+    search = tbsearch._Search(2)
+    a = SimpleNamespace(threadblocks_per_gpu=(1,))
+    b = SimpleNamespace(threadblocks_per_gpu=(2,))
+
+    def done(completion):
+        return lambda: SimpleNamespace(completion_ps=completion)
+
+    try:
+        search.offer(a, 1, 100, done(500))
+        search.offer(b, 1, 120, done(300))
+        provisional = search.settle(keep=1)
+        assert provisional[0] is a
+        search.offer(a, 4, 150, done(250), assumes=a)  # would win, but A is not the best
+        best = search.settle()
+    finally:
+        search.close()
+    assert best[0] is b and best[1].completion_ps == 300
+    assert search.tried == [(1, 1, 500), (2, 1, 300)]
+    assert search.skipped == []

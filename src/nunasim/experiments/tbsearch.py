@@ -93,6 +93,9 @@ class _Candidate:
     domains: int  # the granularity its placement chose
     bound: int  # its lower bound, ps
     future: Future[SimResult] | None = None
+    # a candidate of the granularity round offered before the count round had settled:
+    # it counts only if this plan (the round's plan) is still the best when it settles
+    assumes: Plan | None = None
 
 
 class _Search:
@@ -113,12 +116,25 @@ class _Search:
         self.skipped: list[tuple[int, int, int]] = []
         self.best: tuple[Plan, SimResult, int] | None = None
 
+    def _void(self, candidate: _Candidate) -> bool:
+        # Offered for a plan that, once every candidate before it settled, is not the best.
+        return candidate.assumes is not None and (
+            self.best is None or self.best[0] is not candidate.assumes
+        )
+
     def _beaten(self, candidate: _Candidate) -> bool:
         # The best only improves as runs end, so a bound it beats now stays beaten.
         return self.best is not None and candidate.bound >= self.best[1].completion_ps
 
-    def offer(self, plan: Plan, domains: int, bound: int, run: Callable[[], SimResult]) -> None:
-        candidate = _Candidate(plan, plan.threadblocks_per_gpu[0], domains, bound)
+    def offer(
+        self,
+        plan: Plan,
+        domains: int,
+        bound: int,
+        run: Callable[[], SimResult],
+        assumes: Plan | None = None,
+    ) -> None:
+        candidate = _Candidate(plan, plan.threadblocks_per_gpu[0], domains, bound, None, assumes)
         if self.pool is None:
             if self._beaten(candidate):
                 self.skipped.append((candidate.count, domains, bound))
@@ -126,6 +142,8 @@ class _Search:
             self._settle(candidate, run())
             return
         self.make_room()
+        if not self.pending and self._void(candidate):
+            return
         if self._beaten(candidate) and not self.pending:
             # Every candidate before it has settled: it is skipped, as one at a time.
             self.skipped.append((candidate.count, domains, bound))
@@ -144,6 +162,8 @@ class _Search:
     def _settle_oldest(self) -> None:
         candidate = self.pending.popleft()
         result = candidate.future.result() if candidate.future is not None else None
+        if self._void(candidate):
+            return
         if result is None or self._beaten(candidate):
             self.skipped.append((candidate.count, candidate.domains, candidate.bound))
             return
@@ -154,9 +174,9 @@ class _Search:
         if self.best is None or result.completion_ps < self.best[1].completion_ps:
             self.best = (candidate.plan, result, candidate.domains)
 
-    def settle(self) -> tuple[Plan, SimResult, int] | None:
-        """Wait for every run in flight; the best so far."""
-        while self.pending:
+    def settle(self, keep: int = 0) -> tuple[Plan, SimResult, int] | None:
+        """Wait until at most ``keep`` runs are in flight; the best of those settled."""
+        while len(self.pending) > keep:
             self._settle_oldest()
         return self.best
 
@@ -190,7 +210,7 @@ def best_threadblocks(
     base = builtin_plan(plan_name, gpus=gpus)
     search = _Search(threads)
 
-    def attempt(plan: Plan, domains: int | str) -> None:
+    def attempt(plan: Plan, domains: int | str, assumes: Plan | None = None) -> None:
         if progress:
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
@@ -201,7 +221,7 @@ def best_threadblocks(
         )
         placement = scenario.placement()
         prepared = scenario.prepare(placement)
-        search.offer(plan, placement.granularity, prepared.lower_bound_ps, prepared.run)
+        search.offer(plan, placement.granularity, prepared.lower_bound_ps, prepared.run, assumes)
 
     try:
         for count in candidate_counts(base.ngpus):
@@ -210,10 +230,21 @@ def best_threadblocks(
             except ConfigError:  # a count the algorithm cannot split its work over
                 continue
             attempt(plan, configuration.granularity)
+        # With runs in flight, the granularity round starts on the best so far while the
+        # last count runs: its candidates count only if that stays the best (``assumes``);
+        # if not, the round is run again for the best.
+        provisional = search.settle(keep=max(threads - 1, 0)) if threads else None
+        rounds = configuration.granularity == "auto" and configuration.uses_domains
+        speculated = rounds and provisional is not None and bool(search.pending)
+        if speculated:
+            plan, _, chosen = provisional
+            for domains in auto_granularities(pod.socket):
+                if domains != chosen:
+                    attempt(plan, domains, assumes=plan)
         best = search.settle()
         if best is None:
             raise ValueError(f"no threadblock count works for {plan_name}")
-        if configuration.granularity == "auto" and configuration.uses_domains:
+        if rounds and (not speculated or best[0] is not provisional[0]):
             plan, _, chosen = best
             for domains in auto_granularities(pod.socket):
                 if domains != chosen:
