@@ -3,9 +3,11 @@ All-Gather, All-Reduce and All-to-All, 100 kB to 1 GB, on 2 to 64 GPUs, each at 
 threadblock count.
 
 The full grid is the paper's, each point a threadblock search; its large sizes and pods
-run on the flow-level engine (``engine="auto"``), and a 64-GPU 1 GB search alone takes
-minutes, so the full grid is hours on a laptop (docs/engine.md, "Speed"). ``--quick`` is a
-corner: 8 GPUs, All-Gather, 100 kB and 1 MB, four configurations, two threadblock counts.
+run on the flow-level engine (``engine="auto"``). A 64-GPU 1 GB search takes about a
+minute, but the packet-engine searches just below ``auto``'s threshold (10 MB on 16-32 GPUs)
+take one to three minutes a point, so the full grid is hours on a 2-core laptop (measured:
+131 of its 720 points in 30 minutes; docs/engine.md, "Speed"). ``--quick`` is a corner:
+8 GPUs, All-Gather, 100 kB and 1 MB, four configurations, two threadblock counts.
 """
 
 from __future__ import annotations
