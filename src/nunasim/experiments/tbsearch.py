@@ -134,24 +134,25 @@ class _Search:
         run: Callable[[], SimResult],
         assumes: Plan | None = None,
     ) -> None:
+        """Queue a prepared candidate; its run starts unless what has settled already rules
+        it out, and it is settled (tried, skipped or void) in its turn."""
         candidate = _Candidate(plan, plan.threadblocks_per_gpu[0], domains, bound, None, assumes)
-        if self.pool is None:
-            if self._beaten(candidate):
-                self.skipped.append((candidate.count, domains, bound))
-                return
-            self._settle(candidate, run())
-            return
         self.make_room()
-        if not self.pending and self._void(candidate):
-            return
-        if self._beaten(candidate) and not self.pending:
-            # Every candidate before it has settled: it is skipped, as one at a time.
-            self.skipped.append((candidate.count, domains, bound))
-            return
-        if not self._beaten(candidate):  # else it is skipped in its turn, after those ahead
-            context = contextvars.copy_context()  # the memory budget, for instance
-            candidate.future = self.pool.submit(context.run, run)
+        # A void verdict is final only once every candidate before it has settled; a
+        # beaten one stays beaten, since the best only improves.
+        if not (self._beaten(candidate) or (not self.pending and self._void(candidate))):
+            candidate.future = self._start(run)
         self.pending.append(candidate)
+        if self.pool is None:
+            self.settle()
+
+    def _start(self, run: Callable[[], SimResult]) -> Future[SimResult]:
+        if self.pool is None:  # one at a time: run here, now
+            done: Future[SimResult] = Future()
+            done.set_result(run())
+            return done
+        context = contextvars.copy_context()  # the memory budget, for instance
+        return self.pool.submit(context.run, run)
 
     def make_room(self) -> None:
         """Wait until fewer than ``threads`` runs are in flight: called before a candidate
@@ -223,6 +224,13 @@ def best_threadblocks(
         prepared = scenario.prepare(placement)
         search.offer(plan, placement.granularity, prepared.lower_bound_ps, prepared.run, assumes)
 
+    def granularity_round(best: tuple[Plan, SimResult, int], speculative: bool = False) -> None:
+        # Every other granularity ``auto`` may use, at the best count.
+        plan, _, chosen = best
+        for domains in auto_granularities(pod.socket):
+            if domains != chosen:
+                attempt(plan, domains, assumes=plan if speculative else None)
+
     try:
         for count in candidate_counts(base.ngpus):
             try:
@@ -237,18 +245,12 @@ def best_threadblocks(
         rounds = configuration.granularity == "auto" and configuration.uses_domains
         speculated = rounds and provisional is not None and bool(search.pending)
         if speculated:
-            plan, _, chosen = provisional
-            for domains in auto_granularities(pod.socket):
-                if domains != chosen:
-                    attempt(plan, domains, assumes=plan)
+            granularity_round(provisional, speculative=True)
         best = search.settle()
         if best is None:
             raise ValueError(f"no threadblock count works for {plan_name}")
         if rounds and (not speculated or best[0] is not provisional[0]):
-            plan, _, chosen = best
-            for domains in auto_granularities(pod.socket):
-                if domains != chosen:
-                    attempt(plan, domains)
+            granularity_round(best)
             best = search.settle()
     finally:
         search.close()
