@@ -28,7 +28,7 @@ from nunasim.hardware import Preset
 from nunasim.io.models import load_inference_settings, load_model, model_names
 from nunasim.io.presets import load_preset, load_yaml
 from nunasim.io.traces import read_trace
-from nunasim.llm.collectives import wire_factor
+from nunasim.llm.collectives import Call, wire_factor
 from nunasim.llm.model import Model
 from nunasim.llm.operators import PHASES, Step
 from nunasim.llm.parallelism import Parallelism, parallelisms
@@ -328,7 +328,9 @@ class Pricer:
     def lower_bound_ps(self, par: Parallelism, step: Step) -> float:
         """The step's compute and every collective at the ports' full bandwidth: no pricing
         of its collectives, simulated or extrapolated, is faster."""
-        calls = step_calls(self.model, step, par, self.settings)
+        return self._bound(par, step, step_calls(self.model, step, par, self.settings))
+
+    def _bound(self, par: Parallelism, step: Step, calls: list[Call]) -> float:
         compute = step_compute_ps(self.model, step, par, self.settings, self.rates)
         return compute + sum(
             c.count * self.timer.lower_bound_ps(c.kind, c.size, c.gpus) for c in calls
@@ -347,7 +349,7 @@ class Pricer:
         calls = step_calls(self.model, step, par, self.settings)
         beyond = not all(timer.covers(c.size, c.gpus) for c in calls)
         throughput = step.tokens * par.dp / (bd.total_ps * 1e-12)
-        bound = self.lower_bound_ps(par, step)
+        bound = self._bound(par, step, calls)
         return Candidate(par, step.batch, step.seq, bd, throughput, beyond, bound)
 
 
