@@ -168,3 +168,20 @@ def test_an_unwritable_cache_folder_is_refused_before_any_run(tmp_path, capsys):
 def test_workers_must_be_positive(tmp_path, capsys, workers):
     code, _, err = run(capsys, "reproduce", "fig12", "--workers", workers, "--out", tmp_path)
     assert code == 2 and "workers must be at least 1" in err
+
+
+def test_only_a_point_that_may_run_on_the_flow_engine_keys_on_its_revision(monkeypatch):
+    """A change of the flow engine alone (``FLOW_REVISION``) keeps the packet engine's
+    cached points and misses the others."""
+    import nunasim.experiments.cache as cache_module
+
+    packet_only = [BASE, replace(BASE, threadblocks="auto"), replace(BASE, engine="packet")]
+    flow = [
+        replace(BASE, size=1_000_000_000, threadblocks="auto"),
+        replace(BASE, size=1_000_000_000),
+        replace(BASE, engine="flow"),
+    ]
+    before = {p: point_key(p, PRESET) for p in packet_only + flow}
+    monkeypatch.setattr(cache_module, "FLOW_REVISION", cache_module.FLOW_REVISION + 1)
+    assert all(point_key(p, PRESET) == before[p] for p in packet_only)
+    assert all(point_key(p, PRESET) != before[p] for p in flow)

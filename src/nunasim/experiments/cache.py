@@ -4,7 +4,8 @@ A point's key is a SHA-256 of its content: the preset's name and every parameter
 pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a plan file's
 bytes), and every other field of the point (size, configuration and granularity, seed,
 layout, background GEMM, and any field a later version adds), with the package version and
-the engines' model revision (``nunasim.engine.MODEL_REVISION``).
+the engines' model revision (``nunasim.engine.MODEL_REVISION``), and for a point that may
+run on the flow engine (``experiments.engines``) the flow engine's (``FLOW_REVISION``).
 Changing any of them misses the cache; nothing is ever looked up by a name alone.
 
 Each entry is written whole or not at all (a temporary file moved into place), so a sweep
@@ -26,8 +27,9 @@ import numpy as np
 
 from nunasim import __version__
 from nunasim.collectives.builtins import is_builtin_name
-from nunasim.engine import MODEL_REVISION
+from nunasim.engine import FLOW_REVISION, MODEL_REVISION
 from nunasim.errors import ConfigError
+from nunasim.experiments.engines import may_run_flow
 from nunasim.io.files import check_output_folder, write_atomically
 
 if TYPE_CHECKING:
@@ -65,6 +67,8 @@ def point_key(point: Any, preset: Preset) -> str:
         "preset": preset.name,
         "pod": repr(preset.pod),
     }
+    if may_run_flow(point, preset):
+        content["flow"] = str(FLOW_REVISION)
     for field in fields(point):
         content[field.name] = repr(getattr(point, field.name))
     if not is_builtin_name(point.plan):

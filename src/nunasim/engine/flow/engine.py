@@ -20,6 +20,7 @@ import pandas as pd
 from nunasim.collectives.plan import Plan
 from nunasim.engine.flow.demand import Demands, flow_demands
 from nunasim.engine.flow.loop import run_flows
+from nunasim.engine.flow.pipeline import overlap
 from nunasim.engine.flow.rounds import window_floor_ps
 from nunasim.engine.flow.tables import RouteTables, route_latencies, route_tables
 from nunasim.engine.resources import RESOURCE_NAMES, build_resources, resource_numbering
@@ -99,13 +100,22 @@ class FlowRun:
         self.graph = graph = step_graph(
             plan, placement, demands.access_lines[polled], accesses.transfer[polled]
         )
+        flows = overlap(
+            demands,
+            accesses.fetches,
+            accesses.group,
+            floor,
+            np.asarray(graph.step_tb, dtype=np.int64),
+            np.asarray(graph.tb_cu, dtype=np.int64),
+            windows,
+            pod.socket.outstanding_requests,
+        )
         flag_ps, _ = route_latencies(pod, numbering, graph.flags)
         steps = len(graph.step_tb)
-        flows = len(demands.flow_ops)
         counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
         succ_start, succ = _csr(graph.succ)
         release_start, release = _csr(graph.releases)
-        before = (
+        graph_arguments = (
             np.array(graph.wait, dtype=np.int64),
             succ_start,
             succ,
@@ -113,24 +123,32 @@ class FlowRun:
             graph.flags.target.astype(np.int64),
             flag_ps,
             np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
-            demands.flow_ops,
-            demands.flow_tail_ps,
         )
-        after = (
-            np.searchsorted(counter_flow, np.arange(flows + 1)).astype(np.int64),
-            demands.access_route_max_ps[polled],
-            release_start,
-            release,
-            demands.entry_start,
-            demands.entry_res,
-            demands.entry_coef,
-            numbering.total + 2 * plan.ngpus * pod.socket.cus,
-            plan.ngpus * pod.socket.cus,
-            float(tolerance),
-        )
-        self.arguments = (*before, floor, *after)
-        # the zero-load path stays a lower bound: it runs without the window's floor
-        critical = run_flows(*before, np.zeros_like(floor), *after, True)[1]
+
+        def arguments(run: Demands, delay: np.ndarray, floor: np.ndarray) -> tuple:
+            return (
+                *graph_arguments,
+                delay,
+                run.flow_ops,
+                run.flow_tail_ps,
+                floor,
+                np.searchsorted(counter_flow, np.arange(len(run.flow_ops) + 1)).astype(np.int64),
+                demands.access_route_max_ps[polled],
+                release_start,
+                release,
+                run.entry_start,
+                run.entry_res,
+                run.entry_coef,
+                numbering.total + 2 * plan.ngpus * pod.socket.cus,
+                plan.ngpus * pod.socket.cus,
+                float(tolerance),
+            )
+
+        self.arguments = arguments(flows.demands, flows.step_delay_ps, flows.floor_ps)
+        # The zero-load path stays a lower bound: every step in two phases, every flow done
+        # its slowest line after it drains, and no window floor.
+        nothing = np.zeros(steps, dtype=np.int64)
+        critical = run_flows(*arguments(demands, nothing, np.zeros_like(floor)), True)[1]
         self.resources = resources = build_resources(pod, numbering)
         self.used = used = np.nonzero(demands.res_flits)[0]
         flits = demands.res_flits[used]

@@ -12,7 +12,9 @@ drain, or its tail after its start if that is later; and no flow is done before 
 *floor* after its start (``rounds``: its CU's window lets its lines through in whole round
 trips). A delivery phase starts when the last fetch flow is drained (the CU then issues
 deliveries as slots free) and no earlier than the first line could have been fetched and
-combined.
+combined. A step whose fetches all fit in its CU's request window at once (``pipeline``) has
+no fetch phase: its delivery flows carry its fetches too, and start its *delay* after it
+begins (its lines' mean fetch).
 
 Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
 of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
@@ -63,11 +65,15 @@ def _start_phase(
     hp,
     n,
     seq,
+    step_delay,
 ):
     """Flows of ``phase`` of step ``s`` join the active set at ``t``; a phase with nothing to
-    move is over at once (the step's deliveries start, or it ends). Returns the active
-    count, the queue's size and the next sequence number."""
-    step_done[s] = t
+    move is over at once (the step's deliveries start, or it ends). A step that overlaps
+    (``step_delay`` > 0) starts its deliveries its delay after its fetches, and ends once
+    both are done. Returns the active count, the queue's size and the next sequence number."""
+    overlapping = step_delay[s] > 0
+    if phase == 0 or not overlapping:
+        step_done[s] = t
     joined = 0
     for g in range(step_group_start[s], step_group_start[s + 1]):
         f = 2 * g + phase
@@ -76,6 +82,15 @@ def _start_phase(
             remaining[f] = flow_ops[f]
             active[nactive + joined] = f
             joined += 1
+    if overlapping:
+        if phase == 0:  # the step's flows left to drain: its fetches and its deliveries
+            step_left[s] = joined
+            for g in range(step_group_start[s], step_group_start[s + 1]):
+                if flow_ops[2 * g + 1] > 0:
+                    step_left[s] += 1
+            n = _push(hk, hp, n, t + step_delay[s], seq, (s << EV_BITS) | EV_DELIVER)
+            seq += 1
+        return nactive + joined, n, seq
     step_left[s] = joined
     if joined == 0:
         kind = EV_DELIVER if phase == 0 else EV_END
@@ -93,6 +108,7 @@ def run_flows(
     flag_target,
     flag_ps,
     step_group_start,
+    step_delay,
     flow_ops,
     flow_tail_ps,
     flow_floor_ps,
@@ -187,6 +203,7 @@ def run_flows(
                 hp,
                 n,
                 seq,
+                step_delay,
             )
             dirty = dirty or nactive > before
         if zero_load:  # every flow drains as it starts
@@ -209,6 +226,7 @@ def run_flows(
                     hp,
                     n,
                     seq,
+                    step_delay,
                 )
             nactive = 0
         if dirty and nactive > 0:
@@ -291,6 +309,7 @@ def run_flows(
                 hp,
                 n,
                 seq,
+                step_delay,
             )
             remaining[f] = 0.0
             last = max(last, np.int64(np.ceil(finish)))
@@ -324,6 +343,7 @@ def run_flows(
                     hp,
                     n,
                     seq,
+                    step_delay,
                 )
                 dirty = dirty or nactive > before
             elif kind == EV_END:
@@ -374,6 +394,7 @@ def _drain(
     hp,
     n,
     seq,
+    step_delay,
 ):
     """Flow ``f`` has issued its last line operation at ``t``: its landings are due, and
     when its phase's last flow is done the step's next phase starts (or the step ends)."""
@@ -391,10 +412,13 @@ def _drain(
         done = t + flow_tail_ps[f]
     # No sooner than its CU's request window lets its lines through in whole round trips.
     done = max(done, flow_begin[f] + flow_floor_ps[f])
+    overlapping = step_delay[s] > 0
+    if overlapping and f % 2 == 0:  # its last line is yet to be delivered
+        done += flow_tail_ps[f + 1]
     step_done[s] = max(step_done[s], done)
     step_left[s] -= 1
     if step_left[s] == 0:
-        kind = EV_DELIVER if f % 2 == 0 else EV_END
+        kind = EV_DELIVER if f % 2 == 0 and not overlapping else EV_END
         n = _push(hk, hp, n, step_done[s], seq, (s << EV_BITS) | kind)
         seq += 1
     return n, seq
