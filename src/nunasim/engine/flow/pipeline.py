@@ -90,16 +90,16 @@ def overlap(
     overlapping = np.zeros(nsteps, dtype=bool)
     overlapping[step[both]] = True
     overlapping &= np.bincount(step, weights=ops[fetch], minlength=nsteps) <= slots
-    moved = both & overlapping[step]
+    side_by_side = both & overlapping[step]  # groups whose two flows run together
 
     delay = np.zeros(nsteps, dtype=np.int64)
     first = np.ceil(mean_fetches(demands, fetches, group)).astype(np.int64)
-    np.maximum.at(delay, step[moved], np.maximum(first[moved], 1))
+    np.maximum.at(delay, step[side_by_side], np.maximum(first[side_by_side], 1))
 
     tail = demands.flow_tail_ps.copy()
     trips = mean_deliveries(demands, windows, window)
     tail[deliver] = np.where(trips > 0, np.ceil(trips), tail[deliver]).astype(np.int64)
     floor = floor_ps.copy()
     slowest = demands.flow_tail_ps[fetch] + demands.flow_tail_ps[deliver] - delay[step]
-    floor[deliver[moved]] = np.maximum(floor[deliver[moved]], slowest[moved])
+    floor[deliver[side_by_side]] = np.maximum(floor[deliver[side_by_side]], slowest[side_by_side])
     return Overlap(demands._replace(flow_tail_ps=tail), delay, floor)
