@@ -46,7 +46,10 @@ def main() -> None:
     if args.gpus:
         rows = rows[rows["gpus"].isin([int(g) for g in args.gpus.split(",")])]
     preset = load_preset(args.preset)
-    print("| collective | GPUs | size | config | threadblocks | domains | packet us | flow / packet |")
+    print(
+        "| collective | GPUs | size | config | threadblocks | domains | packet us "
+        "| flow / packet |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     ratios = []
     for row in rows.itertuples():
