@@ -47,8 +47,7 @@ def main() -> None:
         rows = rows[rows["gpus"].isin([int(g) for g in args.gpus.split(",")])]
     preset = load_preset(args.preset)
     print(
-        "| collective | GPUs | size | config | threadblocks | domains | packet us "
-        "| flow / packet |"
+        "| collective | GPUs | size | config | threadblocks | domains | packet us | flow / packet |"
     )
     print("|---|---|---|---|---|---|---|---|")
     ratios = []
