@@ -12,9 +12,10 @@ drain, or its tail after its start if that is later; and no flow is done before 
 *floor* after its start (``rounds``: its CU's window lets its lines through in whole round
 trips). A delivery phase starts when the last fetch flow is drained (the CU then issues
 deliveries as slots free) and no earlier than the first line could have been fetched and
-combined. A step whose fetches all fit in its CU's request window at once (``pipeline``) has
-no fetch phase: its delivery flows carry its fetches too, and start its *delay* after it
-begins (its lines' mean fetch).
+combined. A step whose fetches all fit in its CU's request window at once (``pipeline``)
+overlaps them: its delivery flows join its fetch flows its *delay* after it begins (its
+lines' mean fetch), a fetch flow is done only once its last line is delivered too (its
+delivery flow's tail later), and the step ends when both are done.
 
 Rates are recomputed (``fairness``) whenever flows join or leave, but not for every one
 of a wave of near-simultaneous changes: with ``a`` the age of the oldest active flow, the
