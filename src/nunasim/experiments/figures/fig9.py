@@ -4,10 +4,11 @@ threadblock count.
 
 The full grid is the paper's, each point a threadblock search; its large sizes and pods
 run on the flow-level engine (``engine="auto"``). A 64-GPU 1 GB search takes about a
-minute, but the packet-engine searches just below ``auto``'s threshold (10 MB on 16-32 GPUs)
-take one to three minutes a point, so the full grid is hours on a 2-core laptop (measured:
-131 of its 720 points in 30 minutes; docs/engine.md, "Speed"). ``--quick`` is a corner:
-8 GPUs, All-Gather, 100 kB and 1 MB, four configurations, two threadblock counts.
+minute, but the packet-engine searches just below ``auto``'s threshold (10 MB on 16-32 GPUs,
+100 MB on 2-4) take one to four minutes a point, so the full grid is hours on a 2-core
+laptop (measured: its All-Gather third in about 1 h 45 min on two workers; docs/engine.md,
+"Speed"). ``--quick`` is a corner: 8 GPUs, All-Gather, 100 kB and 1 MB, four
+configurations, two threadblock counts.
 """
 
 from __future__ import annotations
