@@ -19,7 +19,7 @@ PRESET = load_preset("nextgen-4die")
 
 @settings(max_examples=12, deadline=None)
 @given(
-    collective=st.sampled_from(["allgather", "allreduce", "alltoall"]),
+    collective=st.sampled_from(["allgather", "allreduce", "alltoall", "allreduce:ring"]),
     gpus=st.sampled_from([2, 3, 5, 8]),
     size=st.integers(1, 50_000_000),
 )
