@@ -171,6 +171,19 @@ def test_nap_nar_speedup_shrinks_with_size():
     assert s[0] > s[2]
 
 
+@pytest.mark.slow
+@pytest.mark.xfail(
+    reason="measured: 1.32x at 100 MB against 1.18x at 10 MB (the packet engine on the same "
+    "100 MB runs: 1.26x); cause not yet measured (docs/reproduction.md)",
+    strict=False,
+)
+def test_nap_nar_speedup_keeps_shrinking_past_10mb():
+    """The same claim on to 100 MB, where ``auto`` takes the flow engine."""
+    pair = ("UA", "NAP+NAR")
+    s = [speedup("allgather", size, pair)["NAP+NAR"] for size in (MB10, 10 * MB10)]
+    assert s[0] >= s[1]
+
+
 # --- section 6.5, Fig. 13 -----------------------------------------------------------------
 
 
