@@ -5,9 +5,10 @@ search picks").
     python benchmarks/flow_at_searched_counts.py reproduction/fig9/fig9.csv [--size 10MB]
         [--gpus 2,4,8,16,32]
 
-The table is one ``nunasim reproduce fig9`` (or any sweep) wrote: each row's collective,
-pod, size, configuration, threadblocks and NAR granularity are run again on the flow
-engine (the placement does not depend on the engine), and its completion compared
+The table is one ``nunasim reproduce fig9`` (or any sweep) wrote: each row that ran on the
+packet engine (its ``engine`` column, or where there is none, ``auto``'s choice for it) is
+run again, at its collective, pod, size, configuration, threadblocks and NAR granularity,
+on the flow engine (the placement does not depend on the engine), and its completion compared
 with the row's. Prints the Markdown table, then the range and mean of flow / packet and the
 rows outside 10 %.
 """
@@ -41,6 +42,8 @@ def main() -> None:
     rows = read(args.table)
     if "engine" in rows:
         rows = rows[rows["engine"] == "packet"]
+    if "engine" not in rows:
+        rows = rows.assign(engine="auto")
     if args.size:
         rows = rows[rows["size_bytes"] == parse_size(args.size)]
     if args.gpus:
@@ -56,6 +59,11 @@ def main() -> None:
         config = Configuration.parse(row.configuration)
         if config.nar:
             config = dataclasses.replace(config, granularity=int(row.granularity))
+        if getattr(row, "engine", "auto") != "packet":
+            # a figure's table may not say which engine ran: the row's own (``auto``) choice
+            auto = Scenario(preset, plan, int(row.size_bytes), config)
+            if auto.chosen_engine != "packet":
+                continue
         scenario = Scenario(preset, plan, int(row.size_bytes), config, engine="flow")
         ratio = scenario.run().completion_ps / row.completion_ps
         ratios.append(ratio)
