@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.engine.flow.demand import Demands
+from nunasim.engine.flow.rounds import window_entries
 
 
 class Overlap(NamedTuple):
@@ -56,11 +57,9 @@ def mean_deliveries(demands: Demands, windows: range, window: int) -> np.ndarray
     """Per delivery flow (``2 g + 1``): the mean zero-load trip of its lines, a delivery and
     its acknowledgement (0 for a flow with none). Its window entry is its lines' slot time
     per line over the ``window`` slots (``demand``)."""
-    flows = len(demands.flow_ops)
-    owner = np.repeat(np.arange(flows), np.diff(demands.entry_start))
-    slotted = (demands.entry_res >= windows.start) & (demands.entry_res < windows.stop)
+    owner, slotted = window_entries(demands, windows)
     slotted &= owner % 2 == 1
-    trips = np.zeros(flows)
+    trips = np.zeros(len(demands.flow_ops))
     trips[owner[slotted]] = demands.entry_coef[slotted] * window
     return trips[1::2]
 

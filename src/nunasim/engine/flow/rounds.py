@@ -21,6 +21,13 @@ import numpy as np
 from nunasim.engine.flow.demand import Demands
 
 
+def window_entries(demands: Demands, windows: range) -> tuple[np.ndarray, np.ndarray]:
+    """Per entry of ``demands``: its flow, and whether its resource is a CU's request window
+    (one of ``windows``)."""
+    owner = np.repeat(np.arange(len(demands.flow_ops)), np.diff(demands.entry_start))
+    return owner, (demands.entry_res >= windows.start) & (demands.entry_res < windows.stop)
+
+
 def window_floor_ps(
     demands: Demands, fetches: np.ndarray, group: np.ndarray, windows: range, window: int
 ) -> np.ndarray:
@@ -32,8 +39,7 @@ def window_floor_ps(
     flows = len(demands.flow_ops)
     requests = np.zeros(flows, dtype=np.int64)
     np.add.at(requests, 2 * group + 1, np.where(fetches, 0, demands.access_lines))
-    owner = np.repeat(np.arange(flows), np.diff(demands.entry_start))
-    slotted = (demands.entry_res >= windows.start) & (demands.entry_res < windows.stop)
+    owner, slotted = window_entries(demands, windows)
     slot_ps = np.zeros(flows)  # the flow's requests' round trips, summed
     np.add.at(
         slot_ps,
