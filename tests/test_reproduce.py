@@ -180,6 +180,37 @@ def test_the_report_keeps_the_template_and_fills_what_ran(tmp_path):
     assert "Not reproduced yet: run `nunasim reproduce fig13" in report
 
 
+def test_the_report_sums_the_points_computing_time_cached_ones_included(tmp_path):
+    from nunasim.cli.reproduce import write_figure
+    from nunasim.experiments.cache import ResultCache
+    from nunasim.experiments.run_options import RunOptions
+    from nunasim.experiments.sweep import PointTimes
+    from nunasim.io.presets import load_preset
+
+    grid = {"collective": "allgather", "gpus": 2, "size": "4kB", "configuration": "UA"}
+    preset = load_preset("nextgen-4die")
+    first = RunOptions(cache=ResultCache(tmp_path / "cache"))
+    ran = first.sweep("fig12", {**grid, "threadblocks": [1, 2]}, preset)
+    assert (ran["point_s"] >= ran["wall_s"]).all() and (ran["wall_s"] > 0).all()
+    again = RunOptions(cache=first.cache)  # the same points come from the cache
+    rows = again.sweep("fig12", {**grid, "threadblocks": [1, 2, 4]}, preset)
+    times = again.times["fig12"]
+    assert (times.points, times.timed) == (3, 3)
+    assert times.seconds == pytest.approx(rows["point_s"].sum())
+    assert rows["point_s"].iloc[:2].tolist() == ran["point_s"].tolist()
+    assert PointTimes.of(rows.drop(columns="point_s")) == PointTimes(3, 0, 0.0)
+
+    table = pd.DataFrame({"size_bytes": [10**5], "completion_ps": [3_000_000]})
+    table["configuration"], table["speedup"] = "NAP+NAR", [1.4]
+    outcome = FigureRun("fig12", "title", False, table, comparison("fig12", fig12.claims(table)))
+    write_figure(outcome, tmp_path / "out" / "fig12", "nextgen-4die", 2.0, PointTimes(4, 3, 7500))
+    report = render_report(tmp_path / "out", "{{fig12}}")
+    assert "in 2 s (the computing time of 3 of its 4 points, cached ones included, sums to " in (
+        report
+    )
+    assert "sums to 2.1 h):" in report
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

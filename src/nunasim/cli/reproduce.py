@@ -7,6 +7,7 @@ import importlib
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +27,9 @@ from nunasim.io.files import check_output, check_output_folder, write_atomically
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 
+if TYPE_CHECKING:
+    from nunasim.experiments.sweep import PointTimes
+
 ALL = "all"
 
 
@@ -39,9 +43,17 @@ def figure_names(names: tuple[str, ...]) -> list[str]:
     return [name for name in FIGURES if name in wanted]
 
 
-def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) -> list[Path]:
+def write_figure(
+    outcome: FigureRun,
+    folder: Path,
+    preset: str,
+    seconds: float,
+    times: PointTimes | None = None,
+) -> list[Path]:
     """The figure's files in ``folder``: its table (Parquet and CSV), its picture, the
-    paper's claims beside ours (``paper.csv``) and what ran (``run.json``)."""
+    paper's claims beside ours (``paper.csv``) and what ran (``run.json``: this run's
+    seconds, and with ``times`` what its sweep's points took to compute, cached ones
+    included)."""
     from nunasim.plotting.llm import draw_fig15_choices, draw_size_cdf_table
     from nunasim.plotting.paper_figures import DRAW_TABLE, draw_fig10
 
@@ -74,6 +86,10 @@ def write_figure(outcome: FigureRun, folder: Path, preset: str, seconds: float) 
         "preset": preset,
         "seconds": round(seconds, 1),
     }
+    if times is not None:
+        meta.update(
+            points=times.points, points_timed=times.timed, point_seconds=round(times.seconds, 1)
+        )
     text = json.dumps(meta, indent=1)
     write_atomically(folder / "run.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return written
@@ -120,7 +136,7 @@ def reproduce_command(
         started = time.monotonic()
         outcome = importlib.import_module(FIGURES[name]).run(preset, quick, options)
         seconds = time.monotonic() - started
-        write_figure(outcome, out_dir / name, preset.name, seconds)
+        write_figure(outcome, out_dir / name, preset.name, seconds, options.times.get(name))
         click.echo(f"{name}: {outcome.title} ({seconds:.0f} s), in {out_dir / name}")
         for row in outcome.comparison.itertuples():
             mark = {True: "yes", False: "no", None: "-"}[row.holds]

@@ -4,14 +4,14 @@ reports progress; one object the figures, ``tune`` and the command line pass aro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.executor import Tracker
-from nunasim.experiments.sweep import Point, grid_points, run_points
+from nunasim.experiments.sweep import Point, PointTimes, grid_points, run_points
 from nunasim.hardware import Preset
 
 
@@ -23,9 +23,11 @@ class RunOptions:
     scheduler: str | None = None
     workers: int | None = 1
     tracker: Callable[[str], Tracker] | None = None  # a figure's name -> its tracker
+    # label -> the computing time of its points so far, cached ones included (``PointTimes``)
+    times: dict[str, PointTimes] = field(default_factory=dict, compare=False)
 
     def run(self, label: str, points: Sequence[Point], preset: Preset) -> pd.DataFrame:
-        return run_points(
+        rows = run_points(
             points,
             preset,
             cache=self.cache,
@@ -33,6 +35,8 @@ class RunOptions:
             workers=self.workers,
             tracker=self.tracker(label) if self.tracker else None,
         )
+        self.times[label] = self.times.get(label, PointTimes()) + PointTimes.of(rows)
+        return rows
 
     def sweep(self, label: str, grid: Mapping[str, Any], preset: Preset) -> pd.DataFrame:
         return self.run(label, grid_points(grid), preset)

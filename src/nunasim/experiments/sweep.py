@@ -12,6 +12,7 @@ it is run from.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -173,9 +174,40 @@ def _search(point: Point, preset: Preset, progress: Progress | None, threads: in
     )
 
 
+# Columns of a row that time the machine, not the model: they differ between runs.
+TIMING_COLUMNS = ("wall_s", "point_s")
+
+
+@dataclass(frozen=True)
+class PointTimes:
+    """What a sweep's points took to compute, wherever and whenever they ran (a point
+    read from the cache brings the time it took when it ran): the seconds summed over the
+    ``timed`` points, of ``points``; rows stored before points were timed have none."""
+
+    points: int = 0
+    timed: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame) -> PointTimes:
+        if "point_s" not in rows:
+            return cls(len(rows), 0, 0.0)
+        known = rows["point_s"].dropna()
+        return cls(len(rows), len(known), float(known.sum()))
+
+    def __add__(self, other: PointTimes) -> PointTimes:
+        return PointTimes(
+            self.points + other.points, self.timed + other.timed, self.seconds + other.seconds
+        )
+
+
 def _point_row(point: Point, preset: Preset, progress: Progress | None = None) -> dict[str, Any]:
-    """One point's row: the preset's name and ``SimResult.to_row`` (a task for any runner)."""
-    return {"preset": preset.name, **run_point(point, preset, progress).to_row()}
+    """One point's row (a task for any runner): the preset's name, ``SimResult.to_row``, and
+    ``point_s``, the wall seconds the whole point took, its threadblock search included
+    (``wall_s`` is its final run's), so that a grid run in parts has a measured total."""
+    started = time.perf_counter()
+    row = run_point(point, preset, progress).to_row()
+    return {"preset": preset.name, **row, "point_s": time.perf_counter() - started}
 
 
 def run_points(
