@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from cli_run import run
-from nunasim.experiments.figures import FIGURES, fig2, fig11, fig12, fig13, fig14, fig15
+from nunasim.experiments.figures import FIGURES, fig2, fig9, fig11, fig12, fig13, fig14, fig15
 from nunasim.experiments.figures.common import FigureRun, best_per_case, comparison, with_speedup
 from nunasim.experiments.report import TEMPLATE, render_report
 
@@ -52,6 +52,43 @@ def test_fig11_claims_follow_the_speedups():
     assert not fails["nap-alone-not-beneficial"][1]
     assert not fails["nar-helps-nap-most"][1]  # 1.12/1.05 < NUMA's 1.15/0.98
     assert "placements-alone-slow-at-10mb" not in holds  # no 10 MB in the grid
+
+
+def _fig9_table(speedups: dict[tuple[int, int], dict[str, float]]) -> pd.DataFrame:
+    """(size, GPUs) -> configuration -> speedup, as All-Gather rows of Fig. 9's table."""
+    return pd.DataFrame(
+        [
+            {
+                "collective": "allgather",
+                "size_bytes": size,
+                "gpus": gpus,
+                "configuration": c,
+                "speedup": s,
+            }
+            for (size, gpus), by in speedups.items()
+            for c, s in {"UA": 1.0, **by}.items()
+        ]
+    )
+
+
+def test_fig9_small_collectives_gain_most_is_judged_per_collective_and_pod():
+    shrinking = {
+        (10**5, 8): {"UA+NAR": 1.1, "NAP+NAR": 1.4},
+        (10**8, 8): {"UA+NAR": 1.0, "NAP+NAR": 1.1},
+        (10**5, 64): {"UA+NAR": 1.1, "NAP+NAR": 1.3},
+        (10**7, 64): {"UA+NAR": 1.2, "NAP+NAR": 1.1},
+    }
+    holds = fig9.claims(_fig9_table(shrinking))
+    assert holds["small-gain-most"] == ("in all 2 collective and pod cases", True)
+    assert holds["nap-nar-below-ua-nar-64-10mb"] == ("allgather 1.100x vs 1.200x", True)
+    growing = {**shrinking, (10**8, 8): {"UA+NAR": 1.0, "NAP+NAR": 1.45}}
+    growing[(10**7, 64)] = {"UA+NAR": 1.04, "NAP+NAR": 1.14}
+    fails = fig9.claims(_fig9_table(growing))
+    assert fails["small-gain-most"] == ("not in 1 of 2: allgather 8 GPUs (1.450x at 100MB)", False)
+    assert fails["nap-nar-below-ua-nar-64-10mb"][1] is False
+    only_small = fig9.claims(_fig9_table({(10**5, 8): {"UA+NAR": 1.1, "NAP+NAR": 1.4}}))
+    assert only_small["small-gain-most"] == ("not in this grid", None)
+    assert only_small["nap-nar-below-ua-nar-64-10mb"] == ("not in this grid", None)
 
 
 @pytest.mark.parametrize(

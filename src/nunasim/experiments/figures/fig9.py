@@ -101,4 +101,34 @@ def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
     ours["nap-nar-fastest"] = check(
         [(c, best == "NAP+NAR") for c, best in fastest], "in every case"
     )
+    if "NAP+NAR" in have:
+        ours["small-gain-most"] = _small_gain_most(table)
+    if {"UA+NAR", "NAP+NAR"} <= have:
+        at = [c for c in cases if c[1] == 10**7 and c[2] == 64]
+        pairs = [(c, speedup[(*c, "NAP+NAR")], speedup[(*c, "UA+NAR")]) for c in at]
+        ours["nap-nar-below-ua-nar-64-10mb"] = check(
+            [(c, a < b) for c, a, b in pairs],
+            ", ".join(f"{c[0]} {ratio_text(a)} vs {ratio_text(b)}" for c, a, b in pairs),
+        )
     return ours
+
+
+def _small_gain_most(table: pd.DataFrame) -> tuple[str, bool | None]:
+    """Per collective and pod: whether NAP+NAR's largest speedup is at a size up to 1 MB,
+    where the grid has sizes on both sides of it."""
+    nap_nar = table[table["configuration"] == "NAP+NAR"]
+    misses, judged = [], 0
+    for (collective, gpus), rows in nap_nar.groupby(["collective", "gpus"], sort=False):
+        small = rows["size_bytes"] <= 10**6
+        if small.all() or not small.any():
+            continue
+        judged += 1
+        best = rows.loc[rows["speedup"].idxmax()]
+        if best["size_bytes"] > 10**6:
+            size = format_size(int(best["size_bytes"]))
+            misses.append(f"{collective} {gpus} GPUs ({ratio_text(best['speedup'])} at {size})")
+    if not judged:
+        return "not in this grid", None
+    if not misses:
+        return f"in all {judged} collective and pod cases", True
+    return f"not in {len(misses)} of {judged}: " + ", ".join(misses), False
