@@ -107,6 +107,22 @@ def test_flow_follows_packet_at_the_counts_the_search_picks(collective, gpus, tb
     assert abs(flow - packet) <= TOLERANCE * packet, (packet, flow)
 
 
+# Steps longer than their CU's share of the request window run in two phases on the flow
+# engine, deliveries only once every fetch has drained, where the packet engine's CU
+# starts storing within a fraction of a microsecond (docs/engine.md, "Steps a few windows
+# long"): measured 1.129 under UA here (814-line steps), 1.19 at 100 MB, 448 threadblocks.
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured 8.56 us against the packet engine's 7.58: the flow engine's first store "
+    "flow starts at 2.71 us, after its step's fetches; the packet engine's first store leaves "
+    "at 0.35 us and 27 % of the store data by 1 us",
+)
+def test_flow_follows_packet_where_steps_are_a_few_windows_long():
+    packet, flow = _completions("allgather", 8, 84, 20_000_000, "UA")
+    assert abs(flow - packet) <= TOLERANCE * packet, (packet, flow)
+
+
 @settings(max_examples=5, deadline=None)
 @given(collective=st.sampled_from(["allgather", "alltoall"]), window=st.integers(8, 90))
 def test_flow_follows_packet_through_a_window_of_any_size(collective, window):
