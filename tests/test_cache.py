@@ -119,8 +119,13 @@ def test_info_and_clear_count_entries_not_leftovers(tmp_path, capsys):
     info = cache.info()
     assert info.points == 2
     assert info.bytes == sum(p.stat().st_size for p in cache.entries())
+    timed, seconds = cache.computing_time()
+    assert timed == 2 and seconds == pytest.approx(
+        sum(cache.get(p.stem)["point_s"] for p in cache.entries())
+    )
     code, out, _ = run(capsys, "cache", "info", "--cache-dir", tmp_path)
     assert code == 0 and "points: 2" in out and str(tmp_path) in out
+    assert "over the 2 timed points" in out
     code, out, _ = run(capsys, "cache", "clear", "--cache-dir", tmp_path)
     assert code == 0 and "deleted 2 points" in out
     assert list(tmp_path.iterdir()) == []

@@ -24,9 +24,14 @@ def cache_group() -> None:
 @cache_group.command("info")
 @cache_dir_option
 def info_command(cache_dir: Path | None) -> None:
-    """The cache's folder, how many points it holds and their size."""
-    info = ResultCache(cache_dir).info()
+    """The cache's folder, how many points it holds, their size, and what the points that
+    were timed took to compute."""
+    cache = ResultCache(cache_dir)
+    info = cache.info()
     click.echo(f"folder: {info.folder}\npoints: {info.points}\nbytes:  {info.bytes}")
+    timed, seconds = cache.computing_time()
+    if timed:
+        click.echo(f"computing: {seconds:,.0f} s over the {timed} timed points")
 
 
 @cache_group.command("clear")

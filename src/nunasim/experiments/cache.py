@@ -136,6 +136,17 @@ class ResultCache:
         entries = self.entries()
         return CacheInfo(self.folder, len(entries), sum(path.stat().st_size for path in entries))
 
+    def computing_time(self) -> tuple[int, float]:
+        """How many entries say what their point took to compute (a sweep row's ``point_s``;
+        rows stored before points were timed do not), and those seconds summed."""
+        timed, seconds = 0, 0.0
+        for path in self.entries():
+            row = self.get(path.name.removesuffix(ENTRY_SUFFIX))
+            spent = row.get("point_s") if row is not None else None
+            if isinstance(spent, int | float):
+                timed, seconds = timed + 1, seconds + float(spent)
+        return timed, seconds
+
     def clear(self) -> int:
         """Delete every entry (and any temporary file a killed write left); the number of
         entries deleted."""
