@@ -71,6 +71,23 @@ def _fig9_table(speedups: dict[tuple[int, int], dict[str, float]]) -> pd.DataFra
     )
 
 
+def test_the_fig9_report_folds_the_grid_into_a_row_per_case(tmp_path):
+    from nunasim.cli.reproduce import write_figure
+
+    table = _fig9_table(
+        {(10**5, 8): {"UA+NAR": 1.1, "NAP+NAR": 1.4}, (10**6, 8): {"UA+NAR": 0.9, "NAP+NAR": 1.25}}
+    )
+    table["completion_ps"] = [3_000_000, 2_727_273, 2_142_857, 4_000_000, 4_444_444, 3_200_000]
+    table["threadblocks"], table["granularity"] = 56, 1
+    outcome = FigureRun("fig9", "title", False, table, comparison("fig9", {}))
+    write_figure(outcome, tmp_path / "fig9", "nextgen-4die", 1.0)
+    report = render_report(tmp_path, "{{fig9}}")
+    assert "| collective | size | gpus | UA (ns) | UA+NAR | NAP+NAR |" in report
+    assert "| allgather | 100kB | 8 | 3,000 | 1.100 | 1.400 |" in report
+    assert "| allgather | 1MB | 8 | 4,000 | 0.900 | 1.250 |" in report
+    assert report.count("| allgather |") == 2  # a row per case, not per configuration
+
+
 def test_fig9_small_collectives_gain_most_is_judged_per_collective_and_pod():
     shrinking = {
         (10**5, 8): {"UA+NAR": 1.1, "NAP+NAR": 1.4},

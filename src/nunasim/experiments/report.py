@@ -5,6 +5,7 @@ table); a figure not reproduced yet says so."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from importlib import resources
@@ -64,9 +65,16 @@ def figure_section(folder: Path, name: str) -> str:
         "",
         markdown_table(claims),
         "",
-        markdown_table(readable(read_table(here / f"{name}.parquet"))),
+        markdown_table(readable(_view(name, read_table(here / f"{name}.parquet")))),
     ]
     return "\n".join(lines)
+
+
+def _view(name: str, table: pd.DataFrame) -> pd.DataFrame:
+    """The figure's table as the report shows it: its module's ``report_view`` when it has
+    one (a large grid folded into fewer rows), else the table itself."""
+    view = getattr(importlib.import_module(FIGURES[name]), "report_view", None)
+    return view(table) if view is not None else table
 
 
 def _computing(run: dict) -> str:

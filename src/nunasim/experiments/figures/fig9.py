@@ -69,6 +69,20 @@ def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
     )
 
 
+def report_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the report shows it: a row per collective, size and pod, with UA's
+    completion and each other configuration's speedup over it (the full grid is 720 rows
+    of one configuration each; this is 90)."""
+    speedups = table.pivot_table(index=CASE, columns="configuration", values="speedup", sort=False)
+    ua = table[table["configuration"] == "UA"].set_index(CASE)["completion_ps"]
+    view = speedups.index.to_frame(index=False)
+    view["UA (ns)"] = [f"{v / 1000:,.0f}" for v in ua.reindex(speedups.index)]
+    for config in CONFIGURATIONS:
+        if config != "UA" and config in speedups:
+            view[config] = [f"{v:.3f}" if v == v else "-" for v in speedups[config]]
+    return view
+
+
 def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
     cases = list(dict.fromkeys(zip(*(table[c] for c in CASE), strict=True)))
     speedup = table.set_index([*CASE, "configuration"])["speedup"]
