@@ -259,9 +259,7 @@ def test_the_report_sums_the_points_computing_time_cached_ones_included(tmp_path
     outcome = FigureRun("fig12", "title", False, table, comparison("fig12", fig12.claims(table)))
     write_figure(outcome, tmp_path / "out" / "fig12", "nextgen-4die", 2.0, PointTimes(4, 3, 7500))
     report = render_report(tmp_path / "out", "{{fig12}}")
-    assert "in 2 s (the computing time of 3 of its 4 points, cached ones included, sums to " in (
-        report
-    )
+    assert "in 2 s (the computing times of 3 of its 4 points, each as it ran, sum to " in report
     assert "sums to 2.1 h):" in report
 
 

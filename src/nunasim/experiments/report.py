@@ -78,15 +78,15 @@ def _view(name: str, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _computing(run: dict) -> str:
-    """What the figure's points took to compute, when the run says and some came from the
-    cache (their times are then not in the run's own seconds)."""
+    """What the figure's points took to compute, when the run says: a point from the cache
+    counts the time it took when it ran, which the run's own seconds do not show."""
     points, timed = run.get("points", 0), run.get("points_timed", 0)
     if not timed:
         return ""
     hours = run["point_seconds"] / 3600
     spent = f"{hours:.1f} h" if hours >= 1 else f"{run['point_seconds']:.0f} s"
     among = "its" if timed == points else f"{timed:,} of its {points:,}"
-    return f" (the computing time of {among} points, cached ones included, sums to {spent})"
+    return f" (the computing times of {among} points, each as it ran, sum to {spent})"
 
 
 def render_report(folder: Path, template: str | None = None) -> str:
