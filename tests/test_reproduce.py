@@ -260,7 +260,7 @@ def test_the_report_sums_the_points_computing_time_cached_ones_included(tmp_path
     write_figure(outcome, tmp_path / "out" / "fig12", "nextgen-4die", 2.0, PointTimes(4, 3, 7500))
     report = render_report(tmp_path / "out", "{{fig12}}")
     assert "in 2 s (the computing times of 3 of its 4 points, each as it ran, sum to " in report
-    assert "sums to 2.1 h):" in report
+    assert "sum to 2.1 h):" in report
 
 
 @pytest.mark.parametrize(
