@@ -27,8 +27,7 @@ from nunasim.units import format_size, parse_size
 
 def busiest_us(result: SimResult, kind: str) -> float:
     """The busiest resource of ``kind``'s busy time, us."""
-    resources = result.resources
-    return float(resources.loc[resources["kind"] == kind, "busy_ps"].max()) / 1e6
+    return result.busiest_ps(kind) / 1e6
 
 
 def main() -> None:

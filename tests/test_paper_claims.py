@@ -195,11 +195,6 @@ def flow_best(size: int, config: str, port_scale: float):
     return best_threadblocks(pod, "allgather", size, config, gpus=8, engine="flow").result
 
 
-def busiest_ps(result, kind: str) -> int:
-    resources = result.resources
-    return int(resources.loc[resources["kind"] == kind, "busy_ps"].max())
-
-
 @pytest.mark.slow
 def test_at_100mb_the_mesh_not_the_network_bounds_both_runs():
     """Why the speedup stops shrinking past 10 MB on the paper's ports: the busiest mesh
@@ -207,8 +202,8 @@ def test_at_100mb_the_mesh_not_the_network_bounds_both_runs():
     follows the two busiest links' ratio."""
     ua, nap = (flow_best(10 * MB10, c, 1.0) for c in ("UA", "NAP+NAR"))
     for run in (ua, nap):
-        assert busiest_ps(run, "link") > 1.2 * busiest_ps(run, "port")
-    ratio = busiest_ps(ua, "link") / busiest_ps(nap, "link")
+        assert run.busiest_ps("link") > 1.2 * run.busiest_ps("port")
+    ratio = ua.busiest_ps("link") / nap.busiest_ps("link")
     assert ua.completion_ps / nap.completion_ps == pytest.approx(ratio, rel=0.05)
 
 
@@ -221,9 +216,8 @@ def test_with_saturated_ports_the_speedup_shrinks_from_10mb_to_100mb():
     for size in (MB10, 10 * MB10):
         ua, nap = (flow_best(size, c, 0.5) for c in ("UA", "NAP+NAR"))
         s[size] = ua.completion_ps / nap.completion_ps
-    assert busiest_ps(flow_best(10 * MB10, "UA", 0.5), "port") > busiest_ps(
-        flow_best(10 * MB10, "UA", 0.5), "link"
-    )
+    ua_100mb = flow_best(10 * MB10, "UA", 0.5)
+    assert ua_100mb.busiest_ps("port") > ua_100mb.busiest_ps("link")
     assert s[MB10] > s[10 * MB10] > 1.0
 
 

@@ -89,6 +89,12 @@ class SimResult:
             "min": float(latency.min()),
         }
 
+    def busiest_ps(self, kind: str) -> int:
+        """The busy time of the busiest resource of ``kind`` (a ``resources`` kind: "link",
+        "port", "plane", "stack", ...): the flits it carried times its occupancy."""
+        resources = self.resources
+        return int(resources.loc[resources["kind"] == kind, "busy_ps"].max())
+
     def to_row(self) -> dict[str, object]:
         """The headline figures of the run as one flat row: what ran (``RunInfo``), then
         completion and lower bound (ps), store latency (ns), bytes, stores and events."""
