@@ -193,3 +193,32 @@ def test_structural_errors():
     with pytest.raises(PlanError, match="does not exist"):
         check_plan(bad)
     assert replace(plan, collective=Collective.ALLREDUCE).collective == "allreduce"
+
+
+def test_builtin_plans_are_built_once_per_recipe():
+    # A sweep's searches share the plan object, and with it the work done on it.
+    plan = builtin_plan("allgather", gpus=8, tbs=14)
+    assert builtin_plan("allgather:direct:gpus=8:tbs=14") is plan
+    assert builtin_plan("allgather", gpus=8, tbs=28) is not plan
+    assert builtin_plan("allgather", gpus=8, tbs=14, inplace=0) is not plan
+    assert builtin_plan("allgather:proto=LL", gpus=8, tbs=14).transfers[0].protocol != (
+        plan.transfers[0].protocol
+    )
+
+
+def test_built_plans_kept_are_bounded_by_threadblocks(monkeypatch):
+    from nunasim.collectives import builtins
+
+    monkeypatch.setattr(builtins, "PLAN_MEMO_THREADBLOCKS", 3 * 56)
+    monkeypatch.setattr(builtins, "_BUILT", builtins.OrderedDict())
+    first = builtin_plan("allgather", gpus=4, tbs=6)  # 24 threadblocks
+    second = builtin_plan("allgather", gpus=8, tbs=14)  # 112
+    assert builtin_plan("allgather", gpus=4, tbs=6) is first  # 136 kept, and used last
+    builtin_plan("allgather", gpus=8, tbs=7)  # 56 more: 192, the least recently used goes
+    assert sum(sum(p.threadblocks_per_gpu) for p in builtins._BUILT.values()) <= 3 * 56
+    assert builtin_plan("allgather", gpus=4, tbs=6) is first
+    assert builtin_plan("allgather", gpus=8, tbs=14) is not second  # built again
+    monkeypatch.setattr(builtins, "PLAN_MEMO_THREADBLOCKS", 10)
+    assert builtin_plan("allgather", gpus=8, tbs=21) is not builtin_plan(
+        "allgather", gpus=8, tbs=21
+    )

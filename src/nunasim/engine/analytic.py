@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nunasim.engine.jit import jit
 from nunasim.engine.lower import Lowered
 from nunasim.hardware import Pod
 
@@ -72,42 +73,86 @@ def critical_path_ps(lowered: Lowered) -> int:
     counter = lo.msg_target[polled]
     arrival_step[counter] = lo.lineop_step[op[polled]]
     np.maximum.at(arrival_at, counter, issued[op[polled]] + route[polled])
-    landings: list[list[tuple[int, int]]] = [[] for _ in range(lo.steps)]
-    for a in np.nonzero(arrival_step >= 0)[0].tolist():
-        landings[int(arrival_step[a])].append((a, int(arrival_at[a])))
-    # The walk is a Python loop over every step: on plain lists and ints, which Python
-    # reads several times faster than numpy's scalars.
-    succ_start, succ = lo.succ_start.tolist(), lo.succ.tolist()
-    flag_start = lo.flag_start.tolist()
-    flag_target = lo.msg_target[lo.flag_msg].tolist()
-    flag_route = route[lo.flag_msg].tolist()
-    release_start, release = lo.release_start.tolist(), lo.release.tolist()
-    took = duration.tolist()
-    start = [0] * lo.steps
-    waiting = lo.step_wait.tolist()
-    ready = [s for s, count in enumerate(waiting) if count == 0]
-    end = [0] * lo.steps
-    while ready:
-        s = ready.pop()
-        done = end[s] = start[s] + took[s]
-        released = [(w, done) for w in succ[succ_start[s] : succ_start[s + 1]]]
-        released += [
-            (flag_target[k], done + flag_route[k]) for k in range(flag_start[s], flag_start[s + 1])
-        ]
-        released += [
-            (w, start[s] + at)
-            for a, at in landings[s]
-            for w in release[release_start[a] : release_start[a + 1]]
-        ]
-        for w, at in released:
-            if at > start[w]:
-                start[w] = at
-            waiting[w] -= 1
-            if waiting[w] == 0:
-                ready.append(w)
-    finish = np.array(end, dtype=np.int64)
+    # Per step, the arrival counters whose slowest line it sends (CSR), in counter order.
+    landing = np.nonzero(arrival_step >= 0)[0]
+    landing = landing[np.argsort(arrival_step[landing], kind="stable")]
+    landing_start = np.zeros(lo.steps + 1, dtype=np.int64)
+    np.cumsum(np.bincount(arrival_step[landing], minlength=lo.steps), out=landing_start[1:])
+    end = _walk(
+        lo.step_wait.astype(np.int64),
+        duration,
+        lo.succ_start,
+        lo.succ,
+        lo.flag_start,
+        lo.msg_target[lo.flag_msg],
+        route[lo.flag_msg],
+        landing_start,
+        landing,
+        arrival_at[landing],
+        lo.release_start,
+        lo.release,
+    )
     collective = ~lo.step_background
-    return int(finish[collective].max()) if collective.any() else 0
+    return int(end[collective].max()) if collective.any() else 0
+
+
+@jit
+def _walk(
+    waiting: np.ndarray,
+    took: np.ndarray,
+    succ_start: np.ndarray,
+    succ: np.ndarray,
+    flag_start: np.ndarray,
+    flag_target: np.ndarray,
+    flag_route: np.ndarray,
+    landing_start: np.ndarray,
+    landing: np.ndarray,
+    landing_at: np.ndarray,
+    release_start: np.ndarray,
+    release: np.ndarray,
+) -> np.ndarray:
+    """Each step's end on the zero-load critical path: a step starts when the last of its
+    waits is released (``waiting``, consumed) and takes ``took``. Its end releases its
+    successors; each flag it sends releases its receiver a route later; each arrival
+    counter whose slowest line it sends releases that counter's steps when the line lands
+    (``landing_at`` after the step's start)."""
+    steps = len(took)
+    start = np.zeros(steps, dtype=np.int64)
+    end = np.zeros(steps, dtype=np.int64)
+    ready = np.empty(steps, dtype=np.int64)
+    top = 0
+    for s in range(steps):
+        if waiting[s] == 0:
+            ready[top] = s
+            top += 1
+    while top > 0:
+        top -= 1
+        s = ready[top]
+        done = start[s] + took[s]
+        end[s] = done
+        for i in range(succ_start[s], succ_start[s + 1]):
+            top = _release(succ[i], done, start, waiting, ready, top)
+        for k in range(flag_start[s], flag_start[s + 1]):
+            top = _release(flag_target[k], done + flag_route[k], start, waiting, ready, top)
+        for i in range(landing_start[s], landing_start[s + 1]):
+            a = landing[i]
+            at = start[s] + landing_at[i]
+            for j in range(release_start[a], release_start[a + 1]):
+                top = _release(release[j], at, start, waiting, ready, top)
+    return end
+
+
+@jit(inline=True)
+def _release(
+    w: int, at: int, start: np.ndarray, waiting: np.ndarray, ready: np.ndarray, top: int
+) -> int:
+    if at > start[w]:
+        start[w] = at
+    waiting[w] -= 1
+    if waiting[w] == 0:
+        ready[top] = w
+        top += 1
+    return top
 
 
 def lower_bound_ps(lowered: Lowered) -> int:

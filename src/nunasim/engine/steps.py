@@ -11,6 +11,7 @@ land releases the receiver (one of no lines releases it when its step completes)
 
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -40,12 +41,79 @@ def step_graph(
 ) -> StepGraph:
     """The step graph of ``plan``; a data-polled transfer's arrival counter is the one whose
     ``arrival_transfer`` it is, and ``arrival_lines`` its lines."""
-    step_base, tb_cu, tb_gpu, step_tb = _threadblocks(plan, placement)
-    wait = [0] * len(step_tb)
-    succ: list[list[int]] = [[] for _ in step_tb]
+    skeleton = _skeleton(plan)
+    cus = placement.socket.cus
+    tb_cu = np.concatenate(
+        [g * cus + np.asarray(gpu.tb_cu, dtype=np.int64) for g, gpu in enumerate(placement.gpus)]
+    ).tolist()
     counter = {x: c for c, x in enumerate(arrival_transfer.tolist())}
     releases: list[list[int]] = [[] for _ in counter]
-    flags: list[tuple[int, ...]] = []  # sending step, GPU, CU; receiving GPU, step
+    succ = skeleton.succ
+    for s, data, rx in skeleton.polled:
+        if arrival_lines[counter[data]]:
+            releases[counter[data]].append(rx)
+        else:  # a transfer of no lines lands when its step completes
+            if succ is skeleton.succ:
+                succ = list(succ)  # the skeleton's lists are shared: copy what changes
+            succ[s] = [*succ[s], rx]
+    sender = skeleton.flags[:, 0]
+    flags = np.column_stack(
+        [
+            sender,
+            skeleton.flags[:, 1],
+            np.asarray(tb_cu, dtype=np.int64)[np.asarray(skeleton.step_tb, dtype=np.int64)[sender]],
+            skeleton.flags[:, 2],
+            skeleton.flags[:, 3],
+        ]
+    )
+    flag_step, flag_messages = _flag_messages(placement, flags, skeleton.step_tb)
+    return StepGraph(
+        tb_cu,
+        skeleton.tb_gpu,
+        skeleton.step_tb,
+        skeleton.wait,
+        succ,
+        flag_messages,
+        flag_step,
+        releases,
+    )
+
+
+class _Skeleton(NamedTuple):
+    """What of the step graph depends on the plan alone (shared: never changed)."""
+
+    tb_gpu: list[int]
+    step_tb: list[int]
+    wait: list[int]
+    succ: list[list[int]]
+    flags: np.ndarray  # per flag: sending step, its GPU, receiving GPU, receiving step
+    polled: list[tuple[int, int, int]]  # sending step, data transfer, receiving step
+
+
+# Skeletons so far, by plan object (plans are frozen): a threadblock search or a sweep runs
+# one plan under many placements, and this part is most of the graph's cost (about 0.4 s
+# of a 64-GPU candidate). Entries of plans that are gone are dropped whenever one is added.
+_SKELETONS: dict[int, tuple[weakref.ref[Plan], _Skeleton]] = {}
+
+
+def _skeleton(plan: Plan) -> _Skeleton:
+    key = id(plan)
+    known = _SKELETONS.get(key)
+    if known is not None and known[0]() is plan:
+        return known[1]
+    skeleton = _build_skeleton(plan)
+    for gone in [k for k, (ref, _) in _SKELETONS.items() if ref() is None]:
+        del _SKELETONS[gone]
+    _SKELETONS[key] = (weakref.ref(plan), skeleton)
+    return skeleton
+
+
+def _build_skeleton(plan: Plan) -> _Skeleton:
+    step_base, tb_gpu, step_tb = _threadblocks(plan)
+    wait = [0] * len(step_tb)
+    succ: list[list[int]] = [[] for _ in step_tb]
+    flags: list[tuple[int, int, int, int]] = []
+    polled: list[tuple[int, int, int]] = []
     steps = (
         (StepId(g, b, k), step)
         for g, program in enumerate(plan.gpus)
@@ -66,7 +134,7 @@ def step_graph(
                 continue
             rx = step_base[(t.receiver.gpu, t.receiver.tb)] + t.receiver.step
             if not t.protocol.data_polled:
-                flags.append((s, sid.gpu, tb_cu[step_tb[s]], t.dst_gpu, rx))
+                flags.append((s, sid.gpu, t.dst_gpu, rx))
                 continue
             data = x if t.dst is not None else polled_data(plan, x)
             if data is None:
@@ -76,20 +144,14 @@ def step_graph(
                     source=plan.source,
                     where=str(sid),
                 )
-            if arrival_lines[counter[data]]:
-                releases[counter[data]].append(rx)
-            else:  # a transfer of no lines lands when its step completes
-                succ[s].append(rx)
-    flag_step, flag_messages = _flag_messages(placement, flags, step_tb)
-    return StepGraph(tb_cu, tb_gpu, step_tb, wait, succ, flag_messages, flag_step, releases)
+            polled.append((s, data, rx))
+    table = np.array(flags, dtype=np.int64).reshape(-1, 4)
+    return _Skeleton(tb_gpu, step_tb, wait, succ, table, polled)
 
 
-def _threadblocks(
-    plan: Plan, placement: Placement
-) -> tuple[dict[tuple[int, int], int], list[int], list[int], list[int]]:
-    """The number of each (GPU, threadblock)'s first step, and per threadblock its CU
-    (numbered over the pod) and GPU, and per step its threadblock."""
-    cus = placement.socket.cus
+def _threadblocks(plan: Plan) -> tuple[dict[tuple[int, int], int], list[int], list[int]]:
+    """The number of each (GPU, threadblock)'s first step, and per threadblock its GPU,
+    and per step its threadblock."""
     step_base: dict[tuple[int, int], int] = {}
     tb_gpu, steps, first = [], [], 0
     for g, program in enumerate(plan.gpus):
@@ -98,11 +160,8 @@ def _threadblocks(
             tb_gpu.append(g)
             steps.append(len(tb.steps))
             first += len(tb.steps)
-    tb_cu = np.concatenate(
-        [g * cus + np.asarray(gpu.tb_cu, dtype=np.int64) for g, gpu in enumerate(placement.gpus)]
-    )
     step_tb = np.repeat(np.arange(len(steps)), steps)
-    return step_base, tb_cu.tolist(), tb_gpu, step_tb.tolist()
+    return step_base, tb_gpu, step_tb.tolist()
 
 
 def _predecessors(
@@ -127,11 +186,12 @@ def _predecessors(
 
 
 def _flag_messages(
-    placement: Placement, flags: list[tuple[int, ...]], step_tb: list[int]
+    placement: Placement, flags: np.ndarray, step_tb: list[int]
 ) -> tuple[np.ndarray, Messages]:
     """The sending step of each flag, and the flags as messages: each to the flag page of
-    its receiving step's threadblock."""
-    columns = np.array(flags, dtype=np.int64).reshape(-1, 5).T
+    its receiving step's threadblock (``flags``: per flag, sending step, GPU and CU,
+    receiving GPU and step)."""
+    columns = flags.T
     step, gpu, cu, memory_gpu, target = columns
     amap, socket = placement.address_map, placement.socket
     # the flag pages of every threadblock, in the steps' threadblock order
