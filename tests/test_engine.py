@@ -213,3 +213,22 @@ def test_uncompiled_engine_gives_the_same_answer_under_credits():
     )
     compiled, uncompiled = outputs_compiled_and_not(code)
     assert compiled == uncompiled
+
+
+def test_the_step_graph_kept_per_plan_serves_every_placement_as_a_fresh_build():
+    # The plan-only part of the step graph is kept per plan object; each placement adds
+    # its own CUs and flag addresses, exactly as a graph built from scratch.
+    from nunasim.engine.steps import step_graph
+
+    pod = load_preset("nextgen-4die").pod.fit(4)
+    plan = builtin_plan("allreduce", gpus=4, tbs=6)
+    for config in ("UA", "NAP+NAR", "UA"):
+        placement = place(plan, 64_000, pod, config, "auto")
+        counters = np.zeros(0, dtype=np.int64)
+        kept = step_graph(plan, placement, counters, counters)
+        fresh = step_graph(replace(plan), placement, counters, counters)
+        assert kept.tb_cu == fresh.tb_cu and kept.wait == fresh.wait
+        assert kept.succ == fresh.succ and kept.releases == fresh.releases
+        np.testing.assert_array_equal(kept.flag_step, fresh.flag_step)
+        for a, b in zip(kept.flags, fresh.flags, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -20,6 +20,7 @@ import numpy as np
 
 from nunasim.engine.jit import jit
 from nunasim.engine.lower import Lowered
+from nunasim.engine.packet.core import initially_ready
 from nunasim.hardware import Pod
 
 
@@ -120,11 +121,7 @@ def _walk(
     start = np.zeros(steps, dtype=np.int64)
     end = np.zeros(steps, dtype=np.int64)
     ready = np.empty(steps, dtype=np.int64)
-    top = 0
-    for s in range(steps):
-        if waiting[s] == 0:
-            ready[top] = s
-            top += 1
+    top = initially_ready(waiting, ready)
     while top > 0:
         top -= 1
         s = ready[top]

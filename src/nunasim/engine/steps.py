@@ -11,11 +11,11 @@ land releases the receiver (one of no lines releases it when its step completes)
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
 
+from nunasim.collectives.per_plan import PerPlan
 from nunasim.collectives.plan import Plan, Step, StepId
 from nunasim.engine.messages import FLAG, Messages
 from nunasim.errors import ConfigError
@@ -90,22 +90,13 @@ class _Skeleton(NamedTuple):
     polled: list[tuple[int, int, int]]  # sending step, data transfer, receiving step
 
 
-# Skeletons so far, by plan object (plans are frozen): a threadblock search or a sweep runs
-# one plan under many placements, and this part is most of the graph's cost (about 0.4 s
-# of a 64-GPU candidate). Entries of plans that are gone are dropped whenever one is added.
-_SKELETONS: dict[int, tuple[weakref.ref[Plan], _Skeleton]] = {}
+# Skeletons so far: a threadblock search or a sweep runs one plan under many placements,
+# and this part is most of the graph's cost (about 0.4 s of a 64-GPU candidate).
+_SKELETONS: PerPlan[_Skeleton] = PerPlan()
 
 
 def _skeleton(plan: Plan) -> _Skeleton:
-    key = id(plan)
-    known = _SKELETONS.get(key)
-    if known is not None and known[0]() is plan:
-        return known[1]
-    skeleton = _build_skeleton(plan)
-    for gone in [k for k, (ref, _) in _SKELETONS.items() if ref() is None]:
-        del _SKELETONS[gone]
-    _SKELETONS[key] = (weakref.ref(plan), skeleton)
-    return skeleton
+    return _SKELETONS.get(plan, _build_skeleton)
 
 
 def _build_skeleton(plan: Plan) -> _Skeleton:

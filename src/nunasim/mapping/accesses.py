@@ -13,12 +13,12 @@ loads and writes are plain.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from nunasim.collectives.per_plan import PerPlan
 from nunasim.collectives.plan import Buffer, Chunks, Plan, Protocol, Step, StepId
 from nunasim.mapping.placement import BUFFERS
 
@@ -128,25 +128,21 @@ class AccessTable(NamedTuple):
         return (self.kind == READ) | (self.kind == LOAD)
 
 
-# Tables so far, by plan object (plans are frozen): a run needs its plan's table to admit,
-# place (once per NAR granularity ``auto`` tries) and lower. Entries of plans that are gone
-# are dropped whenever another is added.
-_TABLES: dict[int, tuple[weakref.ref[Plan], AccessTable]] = {}
+# Tables so far: a run needs its plan's table to admit, place (once per NAR granularity
+# ``auto`` tries) and lower.
+_TABLES: PerPlan[AccessTable] = PerPlan()
 
 
 def plan_accesses(plan: Plan) -> AccessTable:
     """The ranges every step of ``plan`` fetches and delivers (read-only arrays, worked out
     once per plan object)."""
-    key = id(plan)
-    known = _TABLES.get(key)
-    if known is not None and known[0]() is plan:
-        return known[1]
+    return _TABLES.get(plan, _read_only_accesses)
+
+
+def _read_only_accesses(plan: Plan) -> AccessTable:
     table = _accesses(plan)
     for column in table:
         column.setflags(write=False)
-    for gone in [k for k, (ref, _) in _TABLES.items() if ref() is None]:
-        del _TABLES[gone]
-    _TABLES[key] = (weakref.ref(plan), table)
     return table
 
 

@@ -8,13 +8,13 @@ sweep runs and every configuration, so they are kept for as long as the plan obj
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from nunasim.collectives.access import AccessSet, access_sets
+from nunasim.collectives.per_plan import PerPlan
 from nunasim.collectives.plan import Plan
 from nunasim.mapping.placement import BUFFERS
 from nunasim.policies.logical import logical_allocation
@@ -68,25 +68,19 @@ class PlanFacts:
         return [np.maximum(1, np.minimum(window, x * lines_per_chunk)) for x in self.largest]
 
 
-# Facts so far, by plan object (plans are frozen); entries of plans that are gone are
-# dropped whenever another is added.
-_FACTS: dict[int, tuple[weakref.ref[Plan], PlanFacts]] = {}
+_FACTS: PerPlan[PlanFacts] = PerPlan()
 
 
 def plan_facts(plan: Plan) -> PlanFacts:
     """The facts of ``plan``, worked out on first use."""
-    key = id(plan)
-    known = _FACTS.get(key)
-    if known is not None and known[0]() is plan:
-        return known[1]
+    return _FACTS.get(plan, _facts)
+
+
+def _facts(plan: Plan) -> PlanFacts:
     largest = [
         np.array(
             [max((s.count for s in tb.steps), default=0) for tb in p.threadblocks], dtype=np.int64
         )
         for p in plan.gpus
     ]
-    facts = PlanFacts(access_sets(plan), largest)
-    for gone in [k for k, (ref, _) in _FACTS.items() if ref() is None]:
-        del _FACTS[gone]
-    _FACTS[key] = (weakref.ref(plan), facts)
-    return facts
+    return PlanFacts(access_sets(plan), largest)

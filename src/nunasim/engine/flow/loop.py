@@ -39,7 +39,7 @@ from nunasim.engine.flow.fairness import crossings, max_min_rates
 from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
-from nunasim.engine.packet.core import SEQ_BITS, _pop, _push
+from nunasim.engine.packet.core import SEQ_BITS, _pop, _push, initially_ready
 
 EV_SATISFY = 0  # one wait of a step is over
 EV_END = 1  # a step has ended
@@ -167,11 +167,7 @@ def run_flows(
     n = 0
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
-    nready = 0
-    for s in range(nsteps):
-        if wait[s] == 0:
-            ready[nready] = s
-            nready += 1
+    nready = initially_ready(wait, ready)
     t = 0
     t_rates = 0  # when the rates last changed
     first_drain = np.inf

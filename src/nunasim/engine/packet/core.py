@@ -269,6 +269,17 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 
 
 @jit(inline=True)
+def initially_ready(wait, ready):
+    """The steps with nothing to wait for, into ``ready``; returns how many."""
+    count = 0
+    for s in range(wait.shape[0]):
+        if wait[s] == 0:
+            ready[count] = s
+            count += 1
+    return count
+
+
+@jit(inline=True)
 def _satisfy(w, wait, ready, nready):
     """One of step ``w``'s waits is over; it becomes ready when none is left."""
     wait[w] -= 1
@@ -405,7 +416,6 @@ def _loop(
     n = 0
     seq = 0
     ready = np.empty(nsteps, dtype=np.int64)
-    nready = 0
     steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready)
     lines = (lo_sinks, lineop_step, step_left)
     touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
@@ -417,10 +427,7 @@ def _loop(
     nxt = 0  # the next timed release
     for i in range(ntimed):
         wait[timed_step[i]] += 1
-    for s in range(nsteps):
-        if wait[s] == 0:
-            ready[nready] = s
-            nready += 1
+    nready = initially_ready(wait, ready)
     t = 0
     while True:
         # Start every ready step at time t; an empty step completes at once.

@@ -1,0 +1,34 @@
+"""Work kept per plan object: plans are frozen, so what is worked out from a plan alone
+(its access table, placement's facts, the step graph's plan-only part) is done once per
+plan and kept for as long as the plan lives. ``builtin_plan`` hands back the same object
+for the same recipe, so a sweep's searches share it across configurations and sizes."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from nunasim.collectives.plan import Plan
+
+T = TypeVar("T")
+
+
+class PerPlan(Generic[T]):
+    """Values by plan object; entries of plans that are gone are dropped whenever another
+    is added."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Plan], T]] = {}
+
+    def get(self, plan: Plan, build: Callable[[Plan], T]) -> T:
+        """The value for ``plan``, built by ``build`` on first use."""
+        key = id(plan)
+        known = self._entries.get(key)
+        if known is not None and known[0]() is plan:
+            return known[1]
+        value = build(plan)
+        for gone in [k for k, (ref, _) in self._entries.items() if ref() is None]:
+            del self._entries[gone]
+        self._entries[key] = (weakref.ref(plan), value)
+        return value
