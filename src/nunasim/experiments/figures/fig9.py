@@ -85,7 +85,7 @@ def report_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
     cases = list(dict.fromkeys(zip(*(table[c] for c in CASE), strict=True)))
-    speedup = table.set_index([*CASE, "configuration"])["speedup"]
+    speedup = table.set_index([*CASE, "configuration"])["speedup"].sort_index()
 
     def name(case: tuple) -> str:
         return f"{case[0]} {format_size(int(case[1]))} {case[2]} GPUs"
