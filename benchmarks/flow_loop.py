@@ -48,7 +48,7 @@ def prepare(name: str) -> FlowRun:
 
 def measure(run: FlowRun) -> dict[str, object]:
     started = time.process_time()
-    result = run_flows(*run.arguments, False)
+    result = run_flows(*run.arguments, False, -1)
     cpu = time.process_time() - started
     begin, end, flow_begin, flow_drain, events, computations = result[:6]
     pairs = result[6] if len(result) > 6 else float("nan")  # not counted before
@@ -76,7 +76,7 @@ def main() -> None:
     for name in args.case or list(CASES):
         run = prepare(name)
         if not warm:
-            run_flows(*run.arguments, False)
+            run_flows(*run.arguments, False, -1)
             warm = True
         m = measure(run)
         print(

@@ -201,7 +201,7 @@ def test_credit_runs_are_deterministic_and_compiled_equals_python(reference):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(reference, one.packets, one.inject_ps, 2, one.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(*inputs, *outputs) == one.events
+    assert core._loop.py_func(*inputs, *outputs) == (one.events, False)
     assert (outputs.msg_done == one.head_ps).all()
 
 
@@ -339,7 +339,7 @@ def test_compiled_loop_equals_python(small):
     noc = run_noc(small, "uniform", 0.8, 2, cycles=300, warmup=50, seed=1)
     inputs = noc_inputs(small, noc.packets, noc.inject_ps, 2, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    events = core._loop.py_func(*inputs, *outputs)
+    events, _ = core._loop.py_func(*inputs, *outputs)
     assert events == noc.events
     assert (outputs.msg_done == noc.head_ps).all()
     links = inputs.res[: small.mesh.link_slots]
@@ -915,5 +915,5 @@ def test_wormhole_runs_compiled_equal_python(reference):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(shallow, noc.packets, noc.inject_ps, 4, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(*inputs, *outputs) == noc.events
+    assert core._loop.py_func(*inputs, *outputs) == (noc.events, False)
     assert (outputs.msg_done == noc.head_ps).all()

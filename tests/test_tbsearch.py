@@ -1,5 +1,6 @@
 """The threadblock search skips a candidate only when its lower bound shows it cannot win,
-so its answer is the exhaustive search's."""
+and cuts a run short only once it is past the best completion before it, so its answer is
+the exhaustive search's."""
 
 import json
 
@@ -18,36 +19,52 @@ LIMIT = 48
     ("collective", "gpus", "size", "config", "engine"),
     [
         ("allgather", 4, 100_000, "UA", "packet"),
-        ("allgather", 4, 100_000, "NAP+NAR", "packet"),
+        ("allgather", 4, 1_000_000, "UA", "packet"),
+        ("allgather", 4, 1_000_000, "NAP+NAR", "packet"),
         ("alltoall", 4, 1_000_000, "NUMA+NAR", "flow"),
+        ("allgather", 4, 4_000_000, "UA", "flow"),
     ],
 )
-def test_skipped_candidates_could_not_have_won(collective, gpus, size, config, engine, monkeypatch):
+def test_skipped_and_cut_candidates_could_not_have_won(
+    collective, gpus, size, config, engine, monkeypatch
+):
     # Up to 48 threadblocks per GPU (5 counts) keeps the test short; the rule is the same.
     monkeypatch.setattr(tbsearch, "candidate_counts", lambda n: candidate_counts(n, LIMIT))
     pod = load_preset("nextgen-4die").fit(gpus).pod
     tbsearch._CACHE.clear()
     found = best_threadblocks(pod, collective, size, config, gpus=gpus, engine=engine)
     best = found.result.completion_ps
-    assert found.skipped, "the case should exercise the skipping"
+    assert found.cut or found.skipped, "the case should exercise the bound or the deadline"
     ran = {(count, domains) for count, domains, _ in found.tried}
+
+    def full_run(count, domains):
+        plan = builtin_plan(collective, gpus=gpus, tbs=count)
+        return Scenario(pod, plan, size, config, domains, engine=engine).run()
+
     for count, domains, bound in found.skipped:
         assert (count, domains) not in ran
-        plan = builtin_plan(collective, gpus=gpus, tbs=count)
-        result = Scenario(pod, plan, size, config, domains, engine=engine).run()
+        result = full_run(count, domains)
         assert result.lower_bound_ps == bound
         assert result.completion_ps >= bound >= best
-    # Every candidate count was either run or skipped, none lost.
-    counts = {count for count, _, _ in found.tried} | {count for count, _, _ in found.skipped}
-    assert counts >= set(candidate_counts(gpus, LIMIT))
-    # and the exhaustive search agrees
-    exhaustive = min(
+    for count, domains, deadline in found.cut:
+        assert (count, domains) not in ran
+        assert full_run(count, domains).completion_ps > deadline >= best
+    # Every candidate count was run, skipped or cut, none lost.
+    settled = [*found.tried, *found.skipped, *found.cut]
+    assert {count for count, _, _ in settled} >= set(candidate_counts(gpus, LIMIT))
+    # and the exhaustive search, in ascending order, agrees: the same time at the same count
+    counts = candidate_counts(gpus, LIMIT)
+    times = [
         Scenario(pod, builtin_plan(collective, gpus=gpus, tbs=count), size, config, engine=engine)
         .run()
         .completion_ps
-        for count in candidate_counts(gpus, LIMIT)
-    )
-    assert best <= exhaustive
+        for count in counts
+    ]
+    if config.endswith("+NAR"):  # the granularity round may still improve on the counts
+        assert best <= min(times)
+    else:
+        assert best == min(times)
+        assert found.threadblocks == counts[times.index(best)]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -74,6 +91,7 @@ def test_runs_in_threads_change_nothing(
     alone, threaded = found[0], found[threads]
     assert threaded.tried == alone.tried
     assert threaded.skipped == alone.skipped
+    assert threaded.cut == alone.cut
     assert threaded.granularity == alone.granularity
     assert threaded.threadblocks == alone.threadblocks
     assert threaded.result.completion_ps == alone.result.completion_ps
@@ -87,62 +105,99 @@ def _model_summary(found) -> str:
     return json.dumps(summary, sort_keys=True, default=str)
 
 
+def _fake(count, completion, ran=None):
+    """A plan of ``count`` threadblocks and a run of it that completes at ``completion``
+    and, like the engines, gives up past a deadline it cannot meet."""
+    from types import SimpleNamespace
+
+    def run(deadline_ps):
+        if ran is not None:
+            ran.append(count)
+        if deadline_ps is not None and completion > deadline_ps:
+            return None
+        return SimpleNamespace(completion_ps=completion)
+
+    return SimpleNamespace(threadblocks_per_gpu=(count,)), run
+
+
+def _offer_all(search, candidates):
+    # (count, bound, rank, completion), offered in this order
+    for count, bound, rank, completion in candidates:
+        plan, run = _fake(count, completion, search.ran)
+        search.offer(plan, 1, bound, rank, run)
+    return search.settle()
+
+
+def _searches(candidates):
+    found = {}
+    for threads in (0, 2):
+        search = tbsearch._Search(threads)
+        search.ran = []
+        try:
+            best = _offer_all(search, candidates)
+        finally:
+            search.close()
+        found[threads] = (search, best)
+    return found
+
+
 def test_a_run_started_early_and_then_beaten_counts_as_skipped():
     # A (bound 100, completes 500) and B (120, 300) run at once; C (bound 400) is started
     # while B is in flight, since A's 500 cannot rule it out, but B's 300 does: one at a
     # time it would have been skipped, and so it is here.
-    from types import SimpleNamespace
-
-    search = tbsearch._Search(2)
-    ran = []
-
-    def candidate(count, completion):
-        def run():
-            ran.append(count)
-            return SimpleNamespace(completion_ps=completion)
-
-        return SimpleNamespace(threadblocks_per_gpu=(count,)), run
-
-    try:
-        for count, bound, completion in [(1, 100, 500), (2, 120, 300), (4, 400, 450)]:
-            plan, run = candidate(count, completion)
-            search.offer(plan, 1, bound, run)
-        best = search.settle()
-    finally:
-        search.close()
-    assert sorted(ran) == [1, 2, 4]  # C did run, early
+    found = _searches([(1, 100, 0, 500), (2, 120, 1, 300), (4, 400, 2, 450)])
+    search, best = found[2]
+    assert sorted(search.ran) == [1, 2, 4]  # C did run, early
     assert search.tried == [(1, 1, 500), (2, 1, 300)]
     assert search.skipped == [(4, 1, 400)]
     assert best[1].completion_ps == 300
-    alone = tbsearch._Search(0)
-    for count, bound, completion in [(1, 100, 500), (2, 120, 300), (4, 400, 450)]:
-        plan, run = candidate(count, completion)
-        alone.offer(plan, 1, bound, run)
-    assert (alone.tried, alone.skipped) == (search.tried, search.skipped)
+    alone, _ = found[0]
+    assert alone.ran == [1, 2]  # one at a time C is not run at all
+    assert (alone.tried, alone.skipped, alone.cut) == (search.tried, search.skipped, search.cut)
+
+
+def test_a_run_past_the_best_before_it_is_cut_in_threads_too():
+    # A completes at 300; B (bound 100) would complete at 450. One at a time B runs with
+    # A's 300 as its deadline and is stopped; in threads it starts beside A with no
+    # deadline and finishes, and is then judged against A's 300: cut all the same.
+    found = _searches([(8, 50, 3, 300), (4, 100, 2, 450)])
+    for search, best in found.values():
+        assert search.tried == [(8, 1, 300)]
+        assert search.cut == [(4, 1, 300)]
+        assert search.skipped == []
+        assert best[1].completion_ps == 300
+
+
+def test_equal_runs_go_to_the_first_in_the_exhaustive_order():
+    # Tried from the largest count down, the smaller of two equally fast counts still wins,
+    # as the ascending exhaustive search would have it; a bound equal to the best rules out
+    # only a candidate that would rank after it.
+    found = _searches([(8, 50, 3, 300), (16, 300, 4, 300), (2, 100, 1, 300), (1, 300, 0, 300)])
+    for search, best in found.values():
+        assert best[0].threadblocks_per_gpu == (1,)
+        assert search.skipped == [(16, 1, 300)]
+        assert search.tried == [(8, 1, 300), (2, 1, 300), (1, 1, 300)]
+        assert search.cut == []
 
 
 def test_a_granularity_round_started_on_a_best_later_beaten_is_void():
     # The count round's A (completes 500) settles first and B (300) is still running when
     # the granularity round starts on A; B wins, so the round's runs for A count for
-    # nothing (neither tried nor skipped): the round is then run for B, as one at a time.
-    from types import SimpleNamespace
-
+    # nothing (neither tried nor skipped nor cut): the round is then run for B, as one at a
+    # time.
     search = tbsearch._Search(2)
-    a = SimpleNamespace(threadblocks_per_gpu=(1,))
-    b = SimpleNamespace(threadblocks_per_gpu=(2,))
-
-    def done(completion):
-        return lambda: SimpleNamespace(completion_ps=completion)
-
+    a, run_a = _fake(1, 500)
+    b, run_b = _fake(2, 300)
+    _, run_a4 = _fake(1, 250)
     try:
-        search.offer(a, 1, 100, done(500))
-        search.offer(b, 1, 120, done(300))
+        search.offer(a, 1, 100, 0, run_a)
+        search.offer(b, 1, 120, 1, run_b)
         provisional = search.settle(keep=1)
         assert provisional[0] is a
-        search.offer(a, 4, 150, done(250), assumes=a)  # would win, but A is not the best
+        search.offer(a, 4, 150, 2, run_a4, assumes=a)  # would win, but A is not the best
         best = search.settle()
     finally:
         search.close()
     assert best[0] is b and best[1].completion_ps == 300
     assert search.tried == [(1, 1, 500), (2, 1, 300)]
-    assert search.skipped == []
+    assert search.skipped == [] and search.cut == []

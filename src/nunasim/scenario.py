@@ -41,10 +41,12 @@ class PreparedRun:
     """A scenario placed and lowered (or its flows' demands worked out), not yet run."""
 
     lower_bound_ps: int  # no run of it completes sooner
-    _run: Callable[[], SimResult]
+    _run: Callable[[int | None], SimResult | None]
 
-    def run(self) -> SimResult:
-        return self._run()
+    def run(self, deadline_ps: int | None = None) -> SimResult | None:
+        """The run's result; with ``deadline_ps``, None instead once the run is found to
+        complete after that time (it stops there: a search's losing runs cost less)."""
+        return self._run(deadline_ps)
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,9 @@ class Scenario:
     def run(self, placement: Placement | None = None) -> SimResult:
         """Simulate the scenario (at ``placement``, or its own) on its engine
         (``chosen_engine``)."""
-        return self.prepare(placement).run()
+        result = self.prepare(placement).run()
+        assert result is not None  # only a deadline stops a run short
+        return result
 
     def prepare(self, placement: Placement | None = None) -> PreparedRun:
         """The scenario ready to run, with its lower bound known: a search compares the
@@ -260,7 +264,12 @@ class Scenario:
             from nunasim.engine.flow.engine import FlowRun  # see placement()
 
             flow = FlowRun(self.pod, self.plan, placement, self.dtype)
-            return PreparedRun(flow.lower_bound_ps, lambda: replace(flow.run(), info=info))
+
+            def flow_run(deadline_ps: int | None) -> SimResult | None:
+                result = flow.run(deadline_ps)
+                return None if result is None else replace(result, info=info)
+
+            return PreparedRun(flow.lower_bound_ps, flow_run)
         background = None
         if self.gemm_tiles and self.gemm_tile is not None:
             background = place_gemm(
@@ -276,8 +285,9 @@ class Scenario:
             )
         l1_ps = self.pod.socket.l1_latency_ps
 
-        def packet() -> SimResult:
-            return build_result(simulate(lowered), bound, l1_ps, info)
+        def packet(deadline_ps: int | None) -> SimResult | None:
+            trace = simulate(lowered, deadline_ps)
+            return None if trace is None else build_result(trace, bound, l1_ps, info)
 
         return PreparedRun(bound, packet)
 

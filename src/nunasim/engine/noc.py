@@ -261,6 +261,7 @@ def noc_inputs(
         ncus=mesh.routers,
         window=count + 1,  # open-loop injection: no request window
         stop_step=count + extra - 1,
+        stop_ps=-1,
     )
 
 

@@ -7,10 +7,20 @@ The candidates cover the paper's range, from one threadblock per peer up to
 and the largest count the range allows, and every one is considered: completion time is
 not a smooth function of the count (a count can align a plan's chunks with the dies, pages
 or domains and the next one not), so a search that stops at the first rise misses the best.
-A candidate is placed and lowered (or its flows' demands worked out) first, which gives its
-lower bound; when that bound is no shorter than the best completion so far the candidate
-cannot win and is not run (``BestRun.skipped``). The answer is exactly the exhaustive
-search's, and most of the cost of the largest counts is saved.
+The answer is the exhaustive search's: the fastest run, the first in that ascending order
+(its *rank*) among equally fast ones. Two rules make the losers cheap without changing it:
+
+- A candidate is placed and lowered (or its flows' demands worked out) first, which gives
+  its lower bound; when that bound shows it cannot beat the best run so far it is not run
+  (``BestRun.skipped``).
+- A candidate that is run gets the best completion so far as its deadline: its engine
+  stops it once its clock passes that time with a step unfinished, since it would then
+  complete later (``BestRun.cut``).
+
+Both save most when the best is found early, so the counts are tried from the largest
+down: the large collectives that cost most are fastest with many threadblocks, and the
+few threadblocks per peer that lose there are window-bound runs several times longer,
+which the deadline stops early.
 
 With ``granularity="auto"``, each count runs with the granularity the placement policy's
 quick estimate picks (``policies.estimate``); the estimate sees port and stack load but not
@@ -70,10 +80,14 @@ class BestRun:
     plan: Plan
     result: SimResult
     granularity: int  # NAR domains of the fastest run (1: none)
-    tried: tuple[tuple[int, int, int], ...]  # (threadblocks per GPU, domains, completion ps)
-    # not run: (threadblocks per GPU, domains, lower bound ps), a bound no shorter than
-    # the best completion found before it, so the search's answer is the same without them
+    # run to the end, in the order tried: (threadblocks per GPU, domains, completion ps)
+    tried: tuple[tuple[int, int, int], ...]
+    # not run: (threadblocks per GPU, domains, lower bound ps), a bound that shows it cannot
+    # beat the best completion found before it, so the search's answer is the same without
     skipped: tuple[tuple[int, int, int], ...] = ()
+    # stopped: (threadblocks per GPU, domains, deadline ps), still unfinished when its clock
+    # passed the best completion found before it, so it would have completed later
+    cut: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def threadblocks(self) -> int:
@@ -92,21 +106,23 @@ class _Candidate:
     count: int
     domains: int  # the granularity its placement chose
     bound: int  # its lower bound, ps
-    future: Future[SimResult] | None = None
+    rank: int  # its place in the exhaustive search's order: the first of equals wins
+    future: Future[SimResult | None] | None = None
     # a candidate of the granularity round offered before the count round had settled:
     # it counts only if this plan (the round's plan) is still the best when it settles
     assumes: Plan | None = None
 
 
 class _Search:
-    """The candidates in order, each either run or skipped exactly as a one-at-a-time
-    search would: a candidate is skipped when its bound is no shorter than the best
-    completion of the candidates before it. With ``threads`` 0 each runs here as soon as it
-    is prepared; otherwise up to ``threads`` runs go on in other threads while this one
-    prepares the next candidates (the engines' compiled loops release the GIL). A run
-    started before the runs ahead of it ended, and then found unable to win, is dropped
-    as the one-at-a-time search would have skipped it: the answer, ``tried`` and
-    ``skipped`` do not depend on ``threads``."""
+    """The candidates in order, each either run, skipped or cut exactly as a one-at-a-time
+    search would: a candidate is skipped when its bound shows it cannot beat the best
+    completion of the candidates before it, and cut when it runs past that completion.
+    With ``threads`` 0 each runs here as soon as it is prepared; otherwise up to ``threads``
+    runs go on in other threads while this one prepares the next candidates (the engines'
+    compiled loops release the GIL). A run started before the runs ahead of it ended has
+    only the best known then as its deadline; once they have settled it is judged against
+    their best, as the one-at-a-time search would have judged it: the answer, ``tried``,
+    ``skipped`` and ``cut`` do not depend on ``threads``."""
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
@@ -114,7 +130,9 @@ class _Search:
         self.pending: deque[_Candidate] = deque()  # in flight, in candidate order
         self.tried: list[tuple[int, int, int]] = []
         self.skipped: list[tuple[int, int, int]] = []
+        self.cut: list[tuple[int, int, int]] = []
         self.best: tuple[Plan, SimResult, int] | None = None
+        self.best_rank = -1
 
     def _void(self, candidate: _Candidate) -> bool:
         # Offered for a plan that, once every candidate before it settled, is not the best.
@@ -122,37 +140,52 @@ class _Search:
             self.best is None or self.best[0] is not candidate.assumes
         )
 
+    def _wins(self, completion_ps: int, rank: int) -> bool:
+        """Whether a run of this completion and rank would beat the best so far."""
+        if self.best is None:
+            return True
+        best = self.best[1].completion_ps
+        return completion_ps < best or (completion_ps == best and rank < self.best_rank)
+
     def _beaten(self, candidate: _Candidate) -> bool:
         # The best only improves as runs end, so a bound it beats now stays beaten.
-        return self.best is not None and candidate.bound >= self.best[1].completion_ps
+        return not self._wins(candidate.bound, candidate.rank)
+
+    def deadline(self) -> int | None:
+        """A run that passes this time unfinished cannot win (the best only improves)."""
+        return None if self.best is None else self.best[1].completion_ps
 
     def offer(
         self,
         plan: Plan,
         domains: int,
         bound: int,
-        run: Callable[[], SimResult],
+        rank: int,
+        run: Callable[[int | None], SimResult | None],
         assumes: Plan | None = None,
     ) -> None:
         """Queue a prepared candidate; its run starts unless what has settled already rules
-        it out, and it is settled (tried, skipped or void) in its turn."""
-        candidate = _Candidate(plan, plan.threadblocks_per_gpu[0], domains, bound, None, assumes)
+        it out, and it is settled (tried, skipped, cut or void) in its turn."""
+        count = plan.threadblocks_per_gpu[0]
+        candidate = _Candidate(plan, count, domains, bound, rank, None, assumes)
         self.make_room()
         # A void verdict is final only once every candidate before it has settled; a
         # beaten one stays beaten, since the best only improves.
         if not (self._beaten(candidate) or (not self.pending and self._void(candidate))):
-            candidate.future = self._start(run)
+            candidate.future = self._start(run, self.deadline())
         self.pending.append(candidate)
         if self.pool is None:
             self.settle()
 
-    def _start(self, run: Callable[[], SimResult]) -> Future[SimResult]:
+    def _start(
+        self, run: Callable[[int | None], SimResult | None], deadline_ps: int | None
+    ) -> Future[SimResult | None]:
         if self.pool is None:  # one at a time: run here, now
-            done: Future[SimResult] = Future()
-            done.set_result(run())
+            done: Future[SimResult | None] = Future()
+            done.set_result(run(deadline_ps))
             return done
         context = contextvars.copy_context()  # the memory budget, for instance
-        return self.pool.submit(context.run, run)
+        return self.pool.submit(context.run, run, deadline_ps)
 
     def make_room(self) -> None:
         """Wait until fewer than ``threads`` runs are in flight: called before a candidate
@@ -162,18 +195,27 @@ class _Search:
 
     def _settle_oldest(self) -> None:
         candidate = self.pending.popleft()
-        result = candidate.future.result() if candidate.future is not None else None
+        if candidate.future is None:  # never started: beaten, or void
+            if not self._void(candidate):
+                self.skipped.append((candidate.count, candidate.domains, candidate.bound))
+            return
+        result = candidate.future.result()
         if self._void(candidate):
             return
-        if result is None or self._beaten(candidate):
+        if self._beaten(candidate):
             self.skipped.append((candidate.count, candidate.domains, candidate.bound))
             return
-        self._settle(candidate, result)
-
-    def _settle(self, candidate: _Candidate, result: SimResult) -> None:
+        deadline = self.deadline()
+        # Cut, or (started before the best ahead of it was known) past the deadline the
+        # one-at-a-time search would have given it.
+        if result is None or (deadline is not None and result.completion_ps > deadline):
+            assert deadline is not None  # a run without a deadline always finishes
+            self.cut.append((candidate.count, candidate.domains, deadline))
+            return
         self.tried.append((candidate.count, candidate.domains, result.completion_ps))
-        if self.best is None or result.completion_ps < self.best[1].completion_ps:
+        if self._wins(result.completion_ps, candidate.rank):
             self.best = (candidate.plan, result, candidate.domains)
+            self.best_rank = candidate.rank
 
     def settle(self, keep: int = 0) -> tuple[Plan, SimResult, int] | None:
         """Wait until at most ``keep`` runs are in flight; the best of those settled."""
@@ -211,7 +253,7 @@ def best_threadblocks(
     base = builtin_plan(plan_name, gpus=gpus)
     search = _Search(threads)
 
-    def attempt(plan: Plan, domains: int | str, assumes: Plan | None = None) -> None:
+    def attempt(plan: Plan, domains: int | str, rank: int, assumes: Plan | None = None) -> None:
         if progress:
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
@@ -222,22 +264,26 @@ def best_threadblocks(
         )
         placement = scenario.placement()
         prepared = scenario.prepare(placement)
-        search.offer(plan, placement.granularity, prepared.lower_bound_ps, prepared.run, assumes)
+        search.offer(
+            plan, placement.granularity, prepared.lower_bound_ps, rank, prepared.run, assumes
+        )
 
     def granularity_round(best: tuple[Plan, SimResult, int], speculative: bool = False) -> None:
         # Every other granularity ``auto`` may use, at the best count.
+        # They rank after every count, in ``auto_granularities``'s order.
         plan, _, chosen = best
-        for domains in auto_granularities(pod.socket):
+        for rank, domains in enumerate(auto_granularities(pod.socket), start=len(counts)):
             if domains != chosen:
-                attempt(plan, domains, assumes=plan if speculative else None)
+                attempt(plan, domains, rank, assumes=plan if speculative else None)
 
+    counts = candidate_counts(base.ngpus)
     try:
-        for count in candidate_counts(base.ngpus):
+        for rank in reversed(range(len(counts))):  # the largest first: see the module
             try:
-                plan = builtin_plan(plan_name, gpus=gpus, tbs=count)
+                plan = builtin_plan(plan_name, gpus=gpus, tbs=counts[rank])
             except ConfigError:  # a count the algorithm cannot split its work over
                 continue
-            attempt(plan, configuration.granularity)
+            attempt(plan, configuration.granularity, rank)
         # With runs in flight, the granularity round starts on the best so far while the
         # last count runs: its candidates count only if that stays the best (``assumes``);
         # if not, the round is run again for the best.
@@ -255,6 +301,13 @@ def best_threadblocks(
     finally:
         search.close()
     assert best is not None
-    found = BestRun(best[0], best[1], best[2], tuple(search.tried), tuple(search.skipped))
+    found = BestRun(
+        best[0],
+        best[1],
+        best[2],
+        tuple(search.tried),
+        tuple(search.skipped),
+        tuple(search.cut),
+    )
     _CACHE[key] = found
     return found

@@ -148,7 +148,7 @@ class FlowRun:
         # The zero-load path stays a lower bound: every step in two phases, every flow done
         # its slowest line after it drains, and no window floor.
         nothing = np.zeros(steps, dtype=np.int64)
-        critical = run_flows(*arguments(demands, nothing, np.zeros_like(floor)), True)[1]
+        critical = run_flows(*arguments(demands, nothing, np.zeros_like(floor)), True, -1)[1]
         self.resources = resources = build_resources(pod, numbering)
         self.used = used = np.nonzero(demands.res_flits)[0]
         flits = demands.res_flits[used]
@@ -158,12 +158,18 @@ class FlowRun:
         self.lower_bound_ps = max(int(critical.max()) if steps else 0, bound)
         self.prepare_s = time.perf_counter() - started
 
-    def run(self) -> SimResult:
-        """Run it: flows share their resources by max-min fairness."""
+    def run(self, deadline_ps: int | None = None) -> SimResult | None:
+        """Run it: flows share their resources by max-min fairness. With ``deadline_ps``,
+        None once the run has passed that time unfinished: it would complete later."""
         started = time.perf_counter()
         pod, plan, graph, demands = self.pod, self.plan, self.graph, self.demands
         accesses, resources, used = self.accesses, self.resources, self.used
-        _, end, flow_begin, flow_drain, events, computations, _ = run_flows(*self.arguments, False)
+        stop_ps = -1 if deadline_ps is None else deadline_ps
+        _, end, flow_begin, flow_drain, events, computations, _, cut = run_flows(
+            *self.arguments, False, stop_ps
+        )
+        if cut:
+            return None
         unfinished = np.nonzero(end < 0)[0]
         if len(unfinished):
             raise ConfigError(
@@ -207,7 +213,9 @@ def simulate_flow(
     pod: Pod, plan: Plan, placement: Placement, dtype: str = "bf16", tolerance: float = TOLERANCE
 ) -> SimResult:
     """Run ``plan`` at ``placement`` on ``pod``'s first ``plan.ngpus`` sockets."""
-    return FlowRun(pod, plan, placement, dtype, tolerance).run()
+    result = FlowRun(pod, plan, placement, dtype, tolerance).run()
+    assert result is not None  # only a deadline stops a run short
+    return result
 
 
 def _stores(

@@ -39,7 +39,7 @@ from nunasim.engine.flow.fairness import crossings, max_min_rates
 from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
-from nunasim.engine.packet.core import SEQ_BITS, _pop, _push, initially_ready
+from nunasim.engine.packet.core import SEQ_BITS, _pop, _push, any_unfinished, initially_ready
 
 EV_SATISFY = 0  # one wait of a step is over
 EV_END = 1  # a step has ended
@@ -124,10 +124,13 @@ def run_flows(
     windows,
     tolerance,
     zero_load,
+    stop_ps,
 ):
     """Run every step; returns each step's begin and end, each flow's begin and drain,
-    the number of events handled and of rate computations, and the (flow, resource) pairs
-    those computations shared, summed. Flow ``2 g`` is group
+    the number of events handled and of rate computations, the (flow, resource) pairs
+    those computations shared, summed, and whether the run gave up at ``stop_ps``: once
+    the next drain or event is due after it with a step unfinished (everything left
+    happens later, so that step would end later; -1: never). Flow ``2 g`` is group
     ``g``'s fetches, ``2 g + 1`` its deliveries; resources ``nres - 2 * windows`` to
     ``nres - windows`` are the CUs' request windows."""
     nsteps = step_wait.shape[0]
@@ -177,6 +180,7 @@ def run_flows(
     computations = 0
     pairs = 0  # (flow, resource) pairs, summed over the computations
     window_first, window_end = nres - 2 * windows, nres - windows
+    cut = False
     while True:
         # Start every ready step at t: its fetch flows join the active set.
         while nready > 0:
@@ -271,6 +275,11 @@ def run_flows(
         first = first_drain
         if n > 0:
             first = min(first, hk[0] >> SEQ_BITS)
+        if stop_ps >= 0 and first > stop_ps:
+            if any_unfinished(step_end):
+                cut = True
+                break
+            stop_ps = -1  # every step ended in time: run what is left to its end
         late = max(first - oldest, 0)  # an event may be due before the clock
         until = np.int64(np.ceil(first + tolerance * late))
         # The flows due by ``until`` leave in the order a scan of ``active`` would take
@@ -370,7 +379,7 @@ def run_flows(
                         ready[nready] = w
                         nready += 1
         t = max(t, last)
-    return step_begin, step_end, flow_begin, flow_drain, events, computations, pairs
+    return step_begin, step_end, flow_begin, flow_drain, events, computations, pairs, cut
 
 
 @jit(inline=True)

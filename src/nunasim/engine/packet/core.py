@@ -125,6 +125,9 @@ class CoreInputs(NamedTuple):
     ncus: int
     window: int
     stop_step: int  # the run ends once this step has finished; -1: when nothing is left
+    # The run gives up once its clock passes this time with a step unfinished (it cannot
+    # then end by it: every event left is due later); -1: never. A search's cut-off.
+    stop_ps: int
 
 
 class CoreOutputs(NamedTuple):
@@ -147,9 +150,10 @@ class CoreOutputs(NamedTuple):
         return cls(filled(steps), filled(steps), *(filled(messages) for _ in range(6)))
 
 
-def run(inputs: CoreInputs, outputs: CoreOutputs) -> int:
-    """Run to completion (or to ``inputs.stop_step``), filling ``outputs`` and the run's
-    columns of ``inputs.res``; returns the number of events handled."""
+def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
+    """Run to completion (or to ``inputs.stop_step``, or until it passes ``inputs.stop_ps``
+    unfinished), filling ``outputs`` and the run's columns of ``inputs.res``; returns the
+    number of events handled and whether it stopped at ``stop_ps``."""
     if (np.diff(inputs.timed_at) < 0).any():
         raise ValueError("timed releases must be in order of time")
     # The compiled loop takes the fields one by one: numba types a NamedTuple argument in
@@ -245,6 +249,12 @@ def _prefetch_ahead(hp, n, pos, pos_end, route, res):
             else:
                 _prefetch(pos, m)
                 _prefetch(pos_end, m)
+
+
+@jit
+def any_unfinished(step_end):
+    """Whether a step has not ended (its end is still -1)."""
+    return (step_end < 0).any()
 
 
 @jit(inline=True)
@@ -352,6 +362,7 @@ def _loop(
     ncus,
     window,
     stop_step,
+    stop_ps,
     step_begin,
     step_end,
     msg_issue,
@@ -484,6 +495,10 @@ def _loop(
         if n == 0:
             break
         t, payload, n = _pop(hk, hp, n)
+        if stop_ps >= 0 and t > stop_ps:
+            if any_unfinished(step_end):
+                return events, True
+            stop_ps = -1  # every step ended in time: run what is left to its end
         events += 1
         if n > 0:
             _prefetch_ahead(hp, n, pos, pos_end, route, res)
@@ -637,4 +652,4 @@ def _loop(
                 n, seq, nready = _line_delivered(
                     msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
                 )
-    return events
+    return events, False

@@ -58,6 +58,7 @@ class CoreRun:
     outputs: CoreOutputs
     events: int
     wall_s: float
+    cut: bool = False  # stopped once its clock passed ``inputs.stop_ps``, unfinished
 
     @property
     def res_flits(self) -> np.ndarray:
@@ -108,8 +109,8 @@ def route_rows(resource: np.ndarray, post: np.ndarray) -> np.ndarray:
 def run_core(inputs: CoreInputs) -> CoreRun:
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
     started = time.perf_counter()
-    events = run(inputs, outputs)
-    return CoreRun(inputs, outputs, int(events), time.perf_counter() - started)
+    events, cut = run(inputs, outputs)
+    return CoreRun(inputs, outputs, int(events), time.perf_counter() - started, bool(cut))
 
 
 # The arrays of a lowered scenario the core reads as they are, under the same names.
@@ -139,7 +140,7 @@ _AS_LOWERED = (
 )
 
 
-def core_inputs(lowered: Lowered) -> CoreInputs:
+def core_inputs(lowered: Lowered, stop_ps: int = -1) -> CoreInputs:
     lo = lowered
     none = np.zeros(0, dtype=np.int64)
     return CoreInputs(
@@ -158,13 +159,20 @@ def core_inputs(lowered: Lowered) -> CoreInputs:
         route=lo.route_table,  # already in the core's layout
         ncus=lo.ngpus * lo.cus_per_gpu,
         stop_step=-1,
+        stop_ps=stop_ps,
     )
 
 
-def simulate(lowered: Lowered) -> Trace:
-    done = run_core(core_inputs(lowered))
+def simulate(lowered: Lowered, deadline_ps: int | None = None) -> Trace | None:
+    """Run ``lowered`` to its end; with ``deadline_ps``, None once its clock has passed
+    that time with a step unfinished: it would complete later. (A background GEMM's
+    steps may outlast the collective, so a run with one ignores the deadline.)"""
+    stop_ps = -1 if deadline_ps is None or lowered.step_background.any() else deadline_ps
+    done = run_core(core_inputs(lowered, stop_ps))
     out = done.outputs
     unfinished = np.nonzero(out.step_end < 0)[0]
+    if done.cut:
+        return None
     if len(unfinished):
         raise RuntimeError(
             f"the simulation stopped with {len(unfinished)} steps unfinished (first: step "
