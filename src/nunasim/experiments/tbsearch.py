@@ -83,7 +83,7 @@ class BestRun:
     # run to the end, in the order tried: (threadblocks per GPU, domains, completion ps)
     tried: tuple[tuple[int, int, int], ...]
     # not run: (threadblocks per GPU, domains, lower bound ps), a bound that shows it cannot
-    # beat the best completion found before it, so the search's answer is the same without
+    # beat the best completion found before it, so the search's answer is the same without it
     skipped: tuple[tuple[int, int, int], ...] = ()
     # stopped: (threadblocks per GPU, domains, deadline ps), still unfinished when its clock
     # passed the best completion found before it, so it would have completed later
