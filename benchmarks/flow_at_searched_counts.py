@@ -75,11 +75,16 @@ def main() -> None:
             flush=True,
         )
     if ratios:
-        outside = sum(abs(r - 1) > BAND for r in ratios)
-        print(
-            f"\n{len(ratios)} rows: flow / packet {min(ratios):.3f} to {max(ratios):.3f}, "
-            f"mean {statistics.mean(ratios):.3f}, {outside} outside {BAND:.0%}"
-        )
+        print(f"\n{band_summary(ratios)}")
+
+
+def band_summary(ratios: list[float]) -> str:
+    """The range and mean of flow / packet over ``ratios``' rows, and how many leave the band."""
+    outside = sum(abs(r - 1) > BAND for r in ratios)
+    return (
+        f"{len(ratios)} rows: flow / packet {min(ratios):.3f} to {max(ratios):.3f}, "
+        f"mean {statistics.mean(ratios):.3f}, {outside} outside {BAND:.0%}"
+    )
 
 
 if __name__ == "__main__":

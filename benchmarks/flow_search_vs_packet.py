@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from flow_at_searched_counts import band_summary  # this folder's: run as a script
 
 from nunasim.experiments.cache import ENTRY_SUFFIX, ResultCache
 from nunasim.experiments.sweep import Point, run_point
@@ -88,12 +89,9 @@ def main() -> None:
             flush=True,
         )
     rows = rows.assign(flow_us=flow_us, packet_us=rows["completion_ps"] / 1e6)
-    ratios = rows["flow_us"] / rows["packet_us"]
-    if len(ratios):
-        print(
-            f"\n{len(ratios)} rows: flow / packet {ratios.min():.3f} to {ratios.max():.3f}, "
-            f"mean {ratios.mean():.3f}, {(abs(ratios - 1) > 0.10).sum()} outside 10 %"
-        )
+    ratios = (rows["flow_us"] / rows["packet_us"]).tolist()
+    if ratios:
+        print(f"\n{band_summary(ratios)}")
     print("\n| collective | size | GPUs | config | speedup packet | speedup flow |")
     print("|---|---|---|---|---|---|")
     gaps, same_best, cells = [], 0, 0
