@@ -3,8 +3,6 @@ properties are checked in milliseconds; the simulator itself is exercised in the
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -77,10 +75,9 @@ def test_interpolation_is_exact_on_the_grid_and_bracketed_between(size, gpus):
             <= t
             <= fake_simulator("alltoall", hi, gpus, "UA")
         )
-        # log-log interpolation: a straight line between the neighbours in log space
-        w = math.log(size / lo) / math.log(hi / lo)
-        t_lo, t_hi = (fake_simulator("alltoall", p, gpus, "UA") for p in (lo, hi))
-        assert t == pytest.approx(t_lo ** (1 - w) * t_hi**w, rel=1e-9, abs=1)
+        # a straight line in size between the neighbours (alpha-beta between them): exact
+        # for the alpha-beta stand-in
+        assert t == pytest.approx(fake_simulator("alltoall", size, gpus, "UA"), abs=1)
     else:  # the largest's time plus the extra bytes at the fitted or ideal slope
         slope = timer.slope_ps_per_byte("alltoall", gpus, "UA")
         top = fake_simulator("alltoall", GRID[-1], gpus, "UA")
@@ -182,7 +179,9 @@ def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, caps
     for kind in ("allreduce", "allgather", "alltoall", "reducescatter", "sendrecv"):
         for configuration in study.configurations:
             for size in study.quick_sizes:
-                point = collective_point(kind, size, 2, configuration, engine=study.engine)
+                point = collective_point(
+                    kind, size, 2, configuration, study.threadblocks, study.engine
+                )
                 time = fake_simulator(kind, size, 2, configuration)
                 cache.put(point_key(point, preset), {"completion_ps": time})
     before = {p.name: p.read_text() for p in cache.entries()}
@@ -191,7 +190,7 @@ def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, caps
     out = capsys.readouterr().out
     for text in ("prefill on 2 GPUs, UA: TTFT", "decode on 2 GPUs, NAP+NAR: TPOT", "compute"):
         assert text in out
-    assert "the plan's own threadblock count" in out  # says which threadblocks ran
+    assert "the paper's search" in out  # says which threadblocks ran
     assert {p.name: p.read_text() for p in cache.entries()} == before  # nothing simulated
 
 
@@ -413,3 +412,44 @@ def test_the_shipped_grid_reaches_every_collective_the_search_prices():
     short = tuple(size for size in study.collective_sizes if size <= 10**6)
     timer = CollectiveTimer(preset, short, simulate=fake_simulator)
     assert not llm_table(study.quick_models, [8], timer=timer).within_grid.all()
+
+
+def test_the_study_threadblocks_setting_names_the_plans_count_the_search_or_a_count():
+    from nunasim.errors import ConfigError
+    from nunasim.experiments.llm_study import PLAN_COUNT, collective_point, study_threadblocks
+
+    assert load_study().threadblocks == "auto"  # the paper's method is the default
+    assert study_threadblocks(None, "f") == study_threadblocks("plan", "f") == PLAN_COUNT
+    assert study_threadblocks(56, "f") == 56
+    for bad in (0, -3, True, "some", 2.5):
+        with pytest.raises(ConfigError, match="'auto', 'plan' or a count"):
+            study_threadblocks(bad, "llm_study.yaml")
+    # "plan" is the point of the built-in plan's own count: the same point (and cache key)
+    # as no count at all
+    plan = collective_point("allreduce", 4096, 8, "UA", PLAN_COUNT)
+    assert plan == collective_point("allreduce", 4096, 8, "UA") and plan.threadblocks is None
+    assert collective_point("allreduce", 4096, 8, "UA", "auto").threadblocks == "auto"
+
+
+def test_llm_command_tbs_plan_prices_the_plans_own_count_from_a_warm_cache(tmp_path, capsys):
+    from nunasim.cli.main import main
+    from nunasim.experiments.cache import ResultCache, point_key
+    from nunasim.experiments.llm_study import PLAN_COUNT, collective_point
+
+    study = load_study()
+    preset = load_preset("nextgen-4die")
+    cache = ResultCache(tmp_path / "cache")
+    for kind in ("allreduce", "allgather", "alltoall", "sendrecv"):
+        for configuration in study.configurations:
+            for size in study.quick_sizes:
+                point = collective_point(kind, size, 2, configuration, PLAN_COUNT, study.engine)
+                time = fake_simulator(kind, size, 2, configuration)
+                cache.put(point_key(point, preset), {"completion_ps": time})
+    before = {p.name: p.read_text() for p in cache.entries()}
+    argv = ["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--tbs", "plan"]
+    assert main([*argv, "--cache-dir", str(cache.folder)]) == 0
+    out = capsys.readouterr().out
+    assert "the plan's own threadblock count" in out and "decode on 2 GPUs, UA: TPOT" in out
+    assert {p.name: p.read_text() for p in cache.entries()} == before  # nothing simulated
+    assert main([*argv[:-1], "several", "--cache-dir", str(cache.folder)]) == 2
+    assert "'auto' or 'plan'" in capsys.readouterr().err

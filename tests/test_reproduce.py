@@ -332,10 +332,9 @@ def test_quick_writes_every_figure_and_the_report(quick):
         ("fig12", ["shrinks"]),
         ("fig13", ["few-tbs-fine-slower"]),
         ("fig14", ["gemm-degrades", "nap-nar-later"]),
-        # At the plan's own threadblock count the quick study's prefill collectives are
-        # slower under NAP+NAR (docs/reproduction.md); TTFT still drops (other cuts), and
-        # decode's smaller collectives gain, more than prefill's.
-        ("fig15", ["ttft-mean", "tpot-mean", "decode-collectives", "decode-gains-more"]),
+        # The quick grid (100 kB and 1 MB, searched) prices decode's collectives and not
+        # prefill's, which lie beyond it (tests/test_llm_reproduce.py checks the flags).
+        ("fig15", ["tpot-mean", "tpot-max", "decode-collectives"]),
         ("fig2", ["decode-smaller"]),
     ],
 )

@@ -11,7 +11,7 @@ import click
 from nunasim.cli.options import parse_threadblocks, preset_option
 from nunasim.cli.sweep_options import cache_options
 from nunasim.experiments.cache import ResultCache
-from nunasim.experiments.llm_study import llm_table
+from nunasim.experiments.llm_study import PLAN_COUNT, llm_table
 from nunasim.llm.operators import PHASES
 
 PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
@@ -27,8 +27,9 @@ PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "send
     "--tbs",
     "threadblocks",
     default=None,
-    help="Threadblocks per GPU of the simulated collectives, or 'auto' (the paper's search "
-    "over counts and NAR granularities, about 12 runs a size) [default: the plan's own].",
+    help="Threadblocks per GPU of the simulated collectives, 'auto' (the paper's search "
+    "over counts and NAR granularities, about 12 runs a size) or 'plan' (the built-in "
+    "plan's own count) [default: the study's, 'auto'].",
 )
 @cache_options
 def llm_command(
@@ -60,7 +61,7 @@ def llm_command(
         preset=preset_name,
         cache=cache,
         progress=progress,
-        threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks),
+        threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks, PLAN_COUNT),
     )
     click.echo(f"collectives simulated at {table.attrs['threadblocks']}")
     for row in table.itertuples():

@@ -72,14 +72,18 @@ def parse_granularity(text: str) -> int | str:
         raise ConfigError(f"--nar takes a number of domains or 'auto', not {text!r}") from None
 
 
-def parse_threadblocks(text: str) -> int | str:
-    """``--tbs``: threadblocks per GPU, or ``auto`` (the best-performing count)."""
-    if text == "auto":
+def parse_threadblocks(text: str, *names: str) -> int | str:
+    """``--tbs``: threadblocks per GPU, ``auto`` (the best-performing count), or one of
+    ``names`` (another word the command takes)."""
+    if text == "auto" or text in names:
         return text
     try:
         count = int(text)
     except ValueError:
-        raise ConfigError(f"--tbs takes a number of threadblocks or 'auto', not {text!r}") from None
+        words = " or ".join(repr(word) for word in ("auto", *names))
+        raise ConfigError(
+            f"--tbs takes a number of threadblocks or {words}, not {text!r}"
+        ) from None
     if count < 1:
         raise ConfigError(f"--tbs must be at least 1; got {count}")
     return count
