@@ -453,3 +453,25 @@ def test_llm_command_tbs_plan_prices_the_plans_own_count_from_a_warm_cache(tmp_p
     assert {p.name: p.read_text() for p in cache.entries()} == before  # nothing simulated
     assert main([*argv[:-1], "several", "--cache-dir", str(cache.folder)]) == 2
     assert "'auto' or 'plan'" in capsys.readouterr().err
+
+
+def test_the_study_prices_fig9s_sizes_from_fig9s_own_points():
+    # The study's grid holds Fig. 9's sizes, and a searched study point there is Fig. 9's
+    # point, under the same cache key: the two share their runs.
+    from nunasim.experiments.cache import point_key
+    from nunasim.experiments.figures import fig9
+    from nunasim.experiments.llm_study import collective_point
+    from nunasim.experiments.sweep import grid_points
+
+    study = load_study()
+    preset = load_preset("nextgen-4die")
+    figure = {point_key(p, preset) for p in grid_points(fig9.grid(quick=False))}
+    sizes = {p.size for p in grid_points(fig9.grid(quick=False))}
+    assert sizes <= set(study.collective_sizes)
+    for kind in fig9.COLLECTIVES:
+        for size in sizes:
+            for configuration in study.configurations:
+                point = collective_point(
+                    kind, size, 8, configuration, study.threadblocks, study.engine
+                )
+                assert point_key(point, preset) in figure, point

@@ -181,7 +181,7 @@ class CollectiveTimer:
         t0 = self.point(kind, s0, gpus, configuration)
         t1 = self.point(kind, s1, gpus, configuration)
         # Measured against searched runs at the midpoints of 10x steps, a line in size is
-        # within 1.6% on average and a line in log-log space 6.2% (docs/llm.md).
+        # 2.5% off on average and a line in log-log space 6.7% (docs/llm.md).
         return round(t0 + (t1 - t0) * (size - s0) / (s1 - s0))
 
     def slope_ps_per_byte(self, kind: str, gpus: int, configuration: str) -> float:
