@@ -166,24 +166,30 @@ def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
     assert collective_time("sendrecv", 4096, 2, "UA") == collective_time("alltoall", 8192, 2, "UA")
 
 
-def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, capsys):
-    from nunasim.cli.main import main
+def _warm_quick_cache(folder, threadblocks):
+    """A result cache holding made-up times for every quick-grid collective on 2 GPUs,
+    priced at ``threadblocks``: a command reading it needs to simulate nothing."""
     from nunasim.experiments.cache import ResultCache, point_key
     from nunasim.experiments.llm_study import collective_point
 
-    # The study's collectives live in the sweeps' result cache: fill it with made-up times
-    # and the command must use them (and simulate nothing).
     study = load_study()
     preset = load_preset("nextgen-4die")
-    cache = ResultCache(tmp_path / "cache")
+    cache = ResultCache(folder)
     for kind in ("allreduce", "allgather", "alltoall", "reducescatter", "sendrecv"):
         for configuration in study.configurations:
             for size in study.quick_sizes:
-                point = collective_point(
-                    kind, size, 2, configuration, study.threadblocks, study.engine
-                )
+                point = collective_point(kind, size, 2, configuration, threadblocks, study.engine)
                 time = fake_simulator(kind, size, 2, configuration)
                 cache.put(point_key(point, preset), {"completion_ps": time})
+    return cache
+
+
+def test_llm_command_prints_both_configurations_from_a_warm_cache(tmp_path, capsys):
+    from nunasim.cli.main import main
+
+    # The study's collectives live in the sweeps' result cache: fill it with made-up times
+    # and the command must use them (and simulate nothing).
+    cache = _warm_quick_cache(tmp_path / "cache", load_study().threadblocks)
     before = {p.name: p.read_text() for p in cache.entries()}
     argv = ["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--cache-dir", str(cache.folder)]
     assert main(argv) == 0
@@ -433,18 +439,9 @@ def test_the_study_threadblocks_setting_names_the_plans_count_the_search_or_a_co
 
 def test_llm_command_tbs_plan_prices_the_plans_own_count_from_a_warm_cache(tmp_path, capsys):
     from nunasim.cli.main import main
-    from nunasim.experiments.cache import ResultCache, point_key
-    from nunasim.experiments.llm_study import PLAN_COUNT, collective_point
+    from nunasim.experiments.llm_study import PLAN_COUNT
 
-    study = load_study()
-    preset = load_preset("nextgen-4die")
-    cache = ResultCache(tmp_path / "cache")
-    for kind in ("allreduce", "allgather", "alltoall", "sendrecv"):
-        for configuration in study.configurations:
-            for size in study.quick_sizes:
-                point = collective_point(kind, size, 2, configuration, PLAN_COUNT, study.engine)
-                time = fake_simulator(kind, size, 2, configuration)
-                cache.put(point_key(point, preset), {"completion_ps": time})
+    cache = _warm_quick_cache(tmp_path / "cache", PLAN_COUNT)
     before = {p.name: p.read_text() for p in cache.entries()}
     argv = ["llm", "mixtral-8x7b", "--gpus", "2", "--quick", "--tbs", "plan"]
     assert main([*argv, "--cache-dir", str(cache.folder)]) == 0

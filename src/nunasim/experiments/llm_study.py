@@ -63,8 +63,10 @@ PLAN_COUNT = "plan"
 
 def study_threadblocks(value: Any, source: str) -> int | str:
     """The study file's ``threadblocks``: ``"auto"``, ``"plan"`` (or null) or a count."""
-    if value is None or value in ("auto", PLAN_COUNT):
-        return PLAN_COUNT if value is None else value
+    if value is None:
+        return PLAN_COUNT
+    if value in ("auto", PLAN_COUNT):
+        return value
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     raise ConfigError(
