@@ -472,3 +472,41 @@ def test_the_study_prices_fig9s_sizes_from_fig9s_own_points():
                     kind, size, 8, configuration, study.threadblocks, study.engine
                 )
                 assert point_key(point, preset) in figure, point
+
+
+def _bounded_row(point) -> dict:
+    """A stand-in simulator's row for a sweep point, never faster than the ports allow
+    (as no simulation is): the search in rounds relies on that bound."""
+    gpus, kind = point.gpus, point.plan
+    ideal = 1e12 * point.size * (2 if kind == "allreduce" else 1) * (gpus - 1) / gpus / 7.2e12
+    scale = 1.1 if point.configuration.name == "NAP+NAR" else 1.3
+    return {"completion_ps": round(2e6 + scale * ideal), "point_s": 0.5}
+
+
+def test_the_search_in_rounds_runs_only_and_all_the_points_the_one_at_a_time_search_needs():
+    import pandas as pd
+
+    from nunasim.experiments.llm_study import collective_point
+
+    preset = load_preset("nextgen-4die")
+    models, pods = ["llama-3.1-70b", "mixtral-8x7b"], [2, 8, 64]
+    needed = []
+
+    def simulate(*key):
+        needed.append(collective_point(*key))
+        return _bounded_row(needed[-1])["completion_ps"]
+
+    alone = llm_table(models, pods, timer=CollectiveTimer(preset, GRID, simulate=simulate))
+    rounds = []
+
+    def run_many(points):
+        rounds.append(points)
+        return pd.DataFrame([_bounded_row(p) for p in points])
+
+    together = llm_table(models, pods, timer=CollectiveTimer(preset, GRID), run_many=run_many)
+    pd.testing.assert_frame_equal(alone, together)
+    ran = [point for batch in rounds for point in batch]
+    assert len(ran) == len(set(ran)) and set(ran) == set(needed)  # each once, none spare
+    assert len(rounds) > 1  # the later rounds price with the earlier ones' results
+    assert together.attrs["runs"] == len(needed) == together.attrs["points"]
+    assert together.attrs["point_s"] == pytest.approx(0.5 * len(needed))

@@ -108,6 +108,24 @@ def test_fig9_small_collectives_gain_most_is_judged_per_collective_and_pod():
     assert only_small["nap-nar-below-ua-nar-64-10mb"] == ("not in this grid", None)
 
 
+def test_fig9_claims_over_many_cases_name_the_misses_by_collective_and_size():
+    sizes, pods = (10**5, 10**6), (2, 4, 8)
+    base = {"UA+NAR": 1.1, "NUMA+NAR": 1.2, "NAP+NAR": 1.4}
+    speedups = {(s, g): dict(base) for s in sizes for g in pods}
+    holds = fig9.claims(_fig9_table(speedups))
+    assert holds["numa-nar-over-ua-nar"] == ("in all 6 cases", True)
+    assert holds["nap-nar-fastest"] == ("in all 6 cases", True)
+    speedups[(10**6, 4)]["NUMA+NAR"] = 1.0
+    speedups[(10**6, 8)]["NUMA+NAR"] = 1.5
+    speedups[(10**5, 8)]["NUMA+NAR"] = 1.05
+    fails = fig9.claims(_fig9_table(speedups))
+    assert fails["numa-nar-over-ua-nar"] == (
+        "not in 2 of 6: allgather 100kB on 8 GPUs; allgather 1MB on 4 GPUs",
+        False,
+    )
+    assert fails["nap-nar-fastest"] == ("not in 1 of 6: allgather 1MB on 8 GPUs", False)
+
+
 @pytest.mark.parametrize(
     ("speedups", "shrinks"),
     [([1.4, 1.3, 1.1], True), ([1.2, 1.3, 1.1], False), ([1.4, 1.4, 1.1], False)],

@@ -3,15 +3,15 @@ under UA and NAP+NAR, with the step's breakdown."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from nunasim.cli.options import parse_threadblocks, preset_option
-from nunasim.cli.sweep_options import cache_options
-from nunasim.experiments.cache import ResultCache
+from nunasim.cli.progress import SweepProgress
+from nunasim.cli.sweep_options import cache_options, dask_options, run_options
 from nunasim.experiments.llm_study import PLAN_COUNT, llm_table
+from nunasim.io.presets import load_preset
 from nunasim.llm.operators import PHASES
 
 PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
@@ -31,6 +31,7 @@ PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "send
     "over counts and NAR granularities, about 12 runs a size) or 'plan' (the built-in "
     "plan's own count) [default: the study's, 'auto'].",
 )
+@dask_options
 @cache_options
 def llm_command(
     model: str,
@@ -39,29 +40,27 @@ def llm_command(
     preset_name: str,
     quick: bool,
     threadblocks: str | None,
+    scheduler: str | None,
+    workers: int | None,
     cache_dir: Path | None,
     no_cache: bool,
 ) -> None:
     """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
     TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
     phases = PHASES if phase == "both" else (phase,)
-    cache = None if no_cache else ResultCache(cache_dir)
-    if cache is not None:
-        cache.check()
-
-    def progress(what: str) -> None:
-        if sys.stderr.isatty():
-            click.echo(what, err=True)
+    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress)
+    preset = load_preset(preset_name)
 
     table = llm_table(
         [model],
         [gpus],
         phases,
         quick=quick,
-        preset=preset_name,
-        cache=cache,
-        progress=progress,
+        preset=preset,
+        cache=options.cache,
         threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks, PLAN_COUNT),
+        # the points the search needs, a round at a time, on every worker
+        run_many=lambda points: options.run("llm", points, preset),
     )
     click.echo(f"collectives simulated at {table.attrs['threadblocks']}")
     for row in table.itertuples():

@@ -3,9 +3,11 @@ collective-size distributions of Fig. 2.
 
 Collective times come from the simulator: each distinct (collective, size, GPUs,
 configuration) runs once through the sweep API and is remembered (in memory, and in the
-sweeps' result cache when one is given); sizes between the simulated grid are interpolated in
-log-log space. The search then tries every cut of the pod, batch and sequence length and
-keeps the fastest step that meets a throughput floor, separately per configuration.
+sweeps' result cache when one is given); between the simulated grid's sizes the time is a
+straight line in size. The search then tries every cut of the pod, batch and sequence length
+and keeps the fastest step that meets a throughput floor, separately per configuration. Given
+a runner of many points (``llm_table``'s ``run_many``, the sweeps' Dask cluster), the study
+first finds the points its search needs, in rounds, and runs each round's together.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pandas as pd
 
 from nunasim.errors import ConfigError
 from nunasim.experiments.cache import ResultCache, point_key
-from nunasim.experiments.sweep import Point, run_points
+from nunasim.experiments.sweep import Point, PointTimes, run_points
 from nunasim.hardware import Preset
 from nunasim.io.models import load_inference_settings, load_model, model_names
 from nunasim.io.presets import load_preset, load_yaml
@@ -124,6 +126,9 @@ def collective_time(
     return int(rows["completion_ps"].iloc[0])
 
 
+Key = tuple[str, int, int, str]  # (collective, size, GPUs, configuration): one grid point
+
+
 @dataclass
 class CollectiveTimer:
     """Collective times at any size from simulations on a grid of ``sizes``: memoised here,
@@ -137,9 +142,10 @@ class CollectiveTimer:
     simulate: Callable[[str, int, int, str], int] | None = None
     threadblocks: int | str | None = None
     engine: str | None = None
-    simulated: dict[tuple[str, int, int, str], int] = field(default_factory=dict)
+    simulated: dict[Key, int] = field(default_factory=dict)
     runs: int = 0
     extrapolated: int = 0
+    times: PointTimes = field(default_factory=PointTimes)  # cached points included
 
     def point(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """The simulated time of one grid point (run on first use, unless cached)."""
@@ -160,7 +166,36 @@ class CollectiveTimer:
         # One point at a time, here: the search asks for the points it needs as it goes,
         # and each finished one is in the cache at once, so a stopped study resumes.
         rows = run_points([point], self.preset, cache=self.cache, workers=1)
+        self.times += PointTimes.of(rows)
         return int(rows["completion_ps"].iloc[0])
+
+    def planner(self, missing: dict[Key, Point]) -> CollectiveTimer:
+        """A timer for a search that finds which points are needed: it prices from what
+        this timer knows (its points, then the cache, which it adds to this timer) and puts
+        every other grid point it is asked for in ``missing``, pricing it meanwhile at its
+        lower bound. No simulation is faster than that bound, so the search it prices
+        prices no candidate the true search would not, and asks for no point the true
+        search would not need (``llm_table``)."""
+
+        def known(kind: str, size: int, gpus: int, configuration: str) -> int:
+            key = (kind, size, gpus, configuration)
+            if key not in self.simulated:
+                point = collective_point(*key, self.threadblocks, self.engine)
+                row = self.cache.get(point_key(point, self.preset)) if self.cache else None
+                if row is None:
+                    missing[key] = point
+                    return math.ceil(self.lower_bound_ps(kind, size, gpus))
+                self.learn(key, row)
+            return self.simulated[key]
+
+        return CollectiveTimer(self.preset, self.sizes, simulate=known)
+
+    def learn(self, key: Key, row: dict[str, Any]) -> None:
+        """Take a simulated point's ``row`` (a sweep's) as the time of grid point ``key``."""
+        self.simulated[key] = int(row["completion_ps"])
+        seconds = row.get("point_s")
+        timed = seconds is not None and seconds == seconds  # rows from before points were timed
+        self.times += PointTimes(1, int(timed), float(seconds) if timed else 0.0)
 
     def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """Interpolated time: a straight line in size between the two neighbouring grid
@@ -500,16 +535,25 @@ def llm_table(
     progress: Progress | None = None,
     timer: CollectiveTimer | None = None,
     threadblocks: int | str | None = None,
+    run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """The chosen configuration per model, GPU count, phase and configuration (UA,
     NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
     setting for the simulated collectives (``"auto"``: the paper's search, ``"plan"``: the
     plan's own count, a count; None: the study's); the table's
-    ``attrs`` say which ran (``threadblocks``) and how many simulations (``runs``)."""
+    ``attrs`` say which ran (``threadblocks``), how many simulations (``runs``) and what
+    the points used took to compute (``points``, ``points_timed``, ``point_s``).
+
+    Without ``run_many`` the search simulates each point when it first needs it, one at a
+    time. With it (a runner of many points at once, such as ``run_points`` on a Dask
+    cluster) the search runs in rounds on ``CollectiveTimer.planner``: each round's
+    missing points are run together, and the round that misses none is the result, the
+    same table as the one-at-a-time search gives."""
     study = load_study()
     settings = load_inference_settings()
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     sizes = study.quick_sizes if quick else study.collective_sizes
+    models, gpus, phases = tuple(models), tuple(gpus), tuple(phases)  # priced once a round
     timer = timer or CollectiveTimer(
         hardware,
         sizes,
@@ -519,6 +563,51 @@ def llm_table(
         engine=study.engine,
     )
     rates = rates_for(hardware, settings)
+
+    def price(timer: CollectiveTimer) -> list[dict[str, Any]]:
+        return _study_rows(models, gpus, phases, timer, study, settings, rates)
+
+    if run_many is None or timer.simulate is not None:
+        rows = price(timer)
+    else:
+        rows = _in_rounds(timer, price, run_many)
+    table = pd.DataFrame(rows)
+    table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
+    table.attrs["runs"] = timer.runs
+    table.attrs["grid"] = [int(size) for size in timer.sizes]
+    table.attrs["points"] = timer.times.points
+    table.attrs["points_timed"] = timer.times.timed
+    table.attrs["point_s"] = timer.times.seconds
+    return table
+
+
+def _in_rounds(
+    timer: CollectiveTimer,
+    price: Callable[[CollectiveTimer], list[dict[str, Any]]],
+    run_many: Callable[[list[Point]], pd.DataFrame],
+) -> list[dict[str, Any]]:
+    """``price``'s rows once every point it needs is known: each round prices with
+    ``timer.planner`` and runs the points it missed, all at once, into ``timer``."""
+    while True:
+        missing: dict[Key, Point] = {}
+        rows = price(timer.planner(missing))
+        if not missing:
+            return rows
+        fetched = run_many(list(missing.values()))
+        timer.runs += len(missing)
+        for key, row in zip(missing, fetched.to_dict("records"), strict=True):
+            timer.learn(key, row)
+
+
+def _study_rows(
+    models: Iterable[str],
+    gpus: Iterable[int],
+    phases: Iterable[str],
+    timer: CollectiveTimer,
+    study: Study,
+    settings: InferenceSettings,
+    rates: Rates,
+) -> list[dict[str, Any]]:
     rows = []
     for name in models:
         model = load_model(name)
@@ -546,11 +635,7 @@ def llm_table(
                     )
                     row["reference_communication_ms"] = same.communication_ps / 1e9
                     rows.append(row)
-    table = pd.DataFrame(rows)
-    table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
-    table.attrs["runs"] = timer.runs
-    table.attrs["grid"] = [int(size) for size in timer.sizes]
-    return table
+    return rows
 
 
 def threadblocks_text(threadblocks: int | str | None) -> str:
@@ -569,10 +654,12 @@ def fig15_table(
     *,
     preset: Preset | str = "nextgen-4die",
     threadblocks: int | str | None = None,
+    run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
     (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
-    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run."""
+    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run; ``run_many`` is
+    ``llm_table``'s."""
     study = load_study()
     models = study.quick_models if quick else tuple(model_names())
     gpus = study.quick_gpus if quick else study.gpus
@@ -585,6 +672,7 @@ def fig15_table(
         cache=cache,
         progress=progress,
         threadblocks=threadblocks,
+        run_many=run_many,
     )
     table.attrs["wall_s"] = time.perf_counter() - started
     return table
