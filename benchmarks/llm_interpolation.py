@@ -23,14 +23,14 @@ import time
 
 from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.llm_study import collective_point
-from nunasim.experiments.sweep import run_points
+from nunasim.experiments.sweep import Point, run_points
 from nunasim.io.presets import load_preset
 from nunasim.units import format_size, parse_size
 
 CONFIGURATIONS = ("UA", "NAP+NAR")
 
 
-def searched(collective: str, size: int, gpus: int, configuration: str):
+def searched(collective: str, size: int, gpus: int, configuration: str) -> Point:
     """The study's point (and so Fig. 9's at its sizes): the paper's search, engine auto."""
     return collective_point(collective, size, gpus, configuration, "auto", "auto")
 

@@ -151,12 +151,13 @@ class CollectiveTimer:
         """The simulated time of one grid point (run on first use, unless cached)."""
         key = (kind, size, gpus, configuration)
         if key not in self.simulated:
-            self.simulated[key] = (
-                self.simulate(*key) if self.simulate is not None else self._run(*key)
-            )
+            if self.simulate is not None:
+                self.simulated[key] = self.simulate(*key)
+            else:
+                self.learn(key, self._run(*key))
         return self.simulated[key]
 
-    def _run(self, kind: str, size: int, gpus: int, configuration: str) -> int:
+    def _run(self, kind: str, size: int, gpus: int, configuration: str) -> dict[str, Any]:
         point = collective_point(kind, size, gpus, configuration, self.threadblocks, self.engine)
         cached = self.cache is not None and self.cache.get(point_key(point, self.preset))
         if not cached:
@@ -165,9 +166,7 @@ class CollectiveTimer:
                 self.progress(f"simulating {kind} {size} B on {gpus} GPUs, {configuration}")
         # One point at a time, here: the search asks for the points it needs as it goes,
         # and each finished one is in the cache at once, so a stopped study resumes.
-        rows = run_points([point], self.preset, cache=self.cache, workers=1)
-        self.times += PointTimes.of(rows)
-        return int(rows["completion_ps"].iloc[0])
+        return run_points([point], self.preset, cache=self.cache, workers=1).to_dict("records")[0]
 
     def planner(self, missing: dict[Key, Point]) -> CollectiveTimer:
         """A timer for a search that finds which points are needed: it prices from what
@@ -193,9 +192,7 @@ class CollectiveTimer:
     def learn(self, key: Key, row: dict[str, Any]) -> None:
         """Take a simulated point's ``row`` (a sweep's) as the time of grid point ``key``."""
         self.simulated[key] = int(row["completion_ps"])
-        seconds = row.get("point_s")
-        timed = seconds is not None and seconds == seconds  # rows from before points were timed
-        self.times += PointTimes(1, int(timed), float(seconds) if timed else 0.0)
+        self.times += PointTimes.of_row(row)
 
     def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """Interpolated time: a straight line in size between the two neighbouring grid

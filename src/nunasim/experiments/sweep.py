@@ -195,6 +195,15 @@ class PointTimes:
         known = rows["point_s"].dropna()
         return cls(len(rows), len(known), float(known.sum()))
 
+    @classmethod
+    def of_row(cls, row: Mapping[str, Any]) -> PointTimes:
+        """One point's: its row may have no ``point_s``, or a missing one (NaN) in a table
+        of rows some of which were stored before points were timed."""
+        seconds = row.get("point_s")
+        if seconds is None or seconds != seconds:
+            return cls(1, 0, 0.0)
+        return cls(1, 1, float(seconds))
+
     def __add__(self, other: PointTimes) -> PointTimes:
         return PointTimes(
             self.points + other.points, self.timed + other.timed, self.seconds + other.seconds
