@@ -62,8 +62,9 @@ def test_fig9_nar_and_numa_nar_help_other_collectives(collective, size):
 
 NAP_NAR_A2A_1MB = pytest.mark.xfail(
     strict=True,
-    reason="measured: All-to-All at 1 MB, NUMA+NAR 1.296x over UA against NAP+NAR 1.245x; "
-    "cause not yet measured (docs/reproduction.md)",
+    reason="measured: All-to-All at 1 MB, NUMA+NAR 1.296x over UA against NAP+NAR 1.245x: "
+    "NAP+NAR's stores are faster but queue at the few stacks, links and plane outputs its "
+    "domains concentrate them on (docs/reproduction.md)",
 )
 
 
