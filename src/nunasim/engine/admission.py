@@ -26,10 +26,10 @@ from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.units import parse_size
 
 # Growth of peak resident memory per message of a run, placement, lowering, engine and
-# result tables included: 1.1 to 1.3 kB per message on runs of 0.05 to 3.8 million messages
-# (benchmarks/admission_memory.py, docs/limits.md), rounded up so that the estimate errs on
-# the side of refusing.
-BYTES_PER_MESSAGE = 1_300
+# result tables included, beyond ``BYTES_PER_RUN``: at most 650 B on runs of 0.4 to 11.8
+# million messages (benchmarks/admission_memory.py, docs/limits.md), rounded up so that the
+# estimate errs on the side of refusing.
+BYTES_PER_MESSAGE = 800
 # Placement's tables per page of every buffer (its region, its stack, its domain).
 BYTES_PER_PAGE = 32
 # Growth a run needs whatever its size (fixed tables, the compiled engine's first load).
