@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cli_run import run
+from nunasim.errors import ConfigError
 from nunasim.experiments.cache import ResultCache, point_key
 from nunasim.experiments.executor import same_as_stored
 from nunasim.experiments.sweep import TIMING_COLUMNS, Point, grid_points, sweep
@@ -59,12 +60,29 @@ def test_the_key_changes_with_every_field_and_only_then():
         replace(BASE, gemm_tiles=10, gemm_tile=TILE),
         replace(BASE, gemm_tiles=10, gemm_tile=replace(TILE, k=128)),
         replace(BASE, plan="allgather:ring"),
+        replace(BASE, threadblocks="auto", search="joint"),
     ]
     keys = {point_key(p, PRESET) for p in variants}
     assert len(keys) == len(variants)
     assert point_key(BASE, PRESET) not in keys
     assert point_key(replace(BASE), load_preset("nextgen-4die")) == point_key(BASE, PRESET)
     assert point_key(BASE, load_preset("nextgen-2die")) != point_key(BASE, PRESET)
+
+
+def test_the_search_keys_only_where_it_can_change_the_answer():
+    searched = replace(BASE, threadblocks="auto")
+    assert replace(searched, search="joint").search == "joint"
+    # A count given, or one granularity to try (no domains, or a granularity given): the
+    # two searches are one, and so is the point and its key.
+    for point in (
+        replace(BASE, search="joint"),
+        replace(searched, configuration=Configuration.parse("UA"), search="joint"),
+        replace(searched, configuration=Configuration("NAP", True, 4), search="joint"),
+    ):
+        assert point.search == "staged"
+        assert point_key(point, PRESET) == point_key(replace(point, search="staged"), PRESET)
+    with pytest.raises(ConfigError, match="unknown search"):
+        replace(searched, search="greedy")
 
 
 def test_the_key_follows_a_plan_files_bytes(tmp_path):

@@ -7,12 +7,22 @@ import json
 import pytest
 
 from nunasim.collectives.builtins import builtin_plan
+from nunasim.errors import ConfigError
 from nunasim.experiments import tbsearch
 from nunasim.experiments.tbsearch import best_threadblocks, candidate_counts
 from nunasim.io.presets import load_preset
+from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Scenario
 
 LIMIT = 48
+
+
+def _short_searches(monkeypatch, gpus):
+    """The pod of ``gpus`` GPUs, with searches of up to 48 threadblocks per GPU (5 counts on
+    8 GPUs), which keeps a test short; the rules are the same. The search cache is empty."""
+    monkeypatch.setattr(tbsearch, "candidate_counts", lambda n: candidate_counts(n, LIMIT))
+    tbsearch._CACHE.clear()
+    return load_preset("nextgen-4die").fit(gpus).pod
 
 
 @pytest.mark.parametrize(
@@ -28,10 +38,7 @@ LIMIT = 48
 def test_skipped_and_cut_candidates_could_not_have_won(
     collective, gpus, size, config, engine, monkeypatch
 ):
-    # Up to 48 threadblocks per GPU (5 counts) keeps the test short; the rule is the same.
-    monkeypatch.setattr(tbsearch, "candidate_counts", lambda n: candidate_counts(n, LIMIT))
-    pod = load_preset("nextgen-4die").fit(gpus).pod
-    tbsearch._CACHE.clear()
+    pod = _short_searches(monkeypatch, gpus)
     found = best_threadblocks(pod, collective, size, config, gpus=gpus, engine=engine)
     best = found.result.completion_ps
     assert found.cut or found.skipped, "the case should exercise the bound or the deadline"
@@ -80,8 +87,7 @@ def test_runs_in_threads_change_nothing(
 ):
     # Runs in flight beside the preparation of the next candidates, some of them started
     # before the runs ahead ended: the same answer, and the same runs tried and skipped.
-    monkeypatch.setattr(tbsearch, "candidate_counts", lambda n: candidate_counts(n, LIMIT))
-    pod = load_preset("nextgen-4die").fit(gpus).pod
+    pod = _short_searches(monkeypatch, gpus)
     found = {}
     for n in (0, threads):
         tbsearch._CACHE.clear()
@@ -201,3 +207,99 @@ def test_a_granularity_round_started_on_a_best_later_beaten_is_void():
     assert best[0] is b and best[1].completion_ps == 300
     assert search.tried == [(1, 1, 500), (2, 1, 300)]
     assert search.skipped == [] and search.cut == []
+
+
+@pytest.mark.parametrize(
+    ("collective", "gpus", "size", "config", "engine"),
+    [
+        ("alltoall", 2, 100_000, "NAP+NAR", "packet"),
+        ("allgather", 4, 1_000_000, "UA+NAR", "packet"),
+        ("alltoall", 2, 4_000_000, "NAP+NAR", "flow"),
+    ],
+)
+def test_the_joint_search_is_the_exhaustive_search_over_counts_and_granularities(
+    collective, gpus, size, config, engine, monkeypatch
+):
+    pod = _short_searches(monkeypatch, gpus)
+    joint = best_threadblocks(
+        pod, collective, size, config, gpus=gpus, engine=engine, search="joint"
+    )
+    staged = best_threadblocks(pod, collective, size, config, gpus=gpus, engine=engine)
+    # Every pair, in the exhaustive order: counts ascending, each with every granularity.
+    pairs = [
+        (count, domains)
+        for count in candidate_counts(gpus, LIMIT)
+        for domains in auto_granularities(pod.socket)
+    ]
+    times = [
+        Scenario(
+            pod,
+            builtin_plan(collective, gpus=gpus, tbs=count),
+            size,
+            config,
+            domains,
+            engine=engine,
+        )
+        .run()
+        .completion_ps
+        for count, domains in pairs
+    ]
+    best = min(times)
+    assert joint.result.completion_ps == best
+    assert (joint.threadblocks, joint.granularity) == pairs[times.index(best)]
+    # It can only be as fast as the staged search or faster; every pair was settled.
+    assert joint.result.completion_ps <= staged.result.completion_ps
+    settled = [*joint.tried, *joint.skipped, *joint.cut]
+    assert len(settled) == len(pairs)
+
+
+def test_the_joint_search_gives_the_same_answer_in_threads(monkeypatch):
+    pod = _short_searches(monkeypatch, 4)
+    found = {}
+    for threads in (0, 2):
+        tbsearch._CACHE.clear()
+        found[threads] = best_threadblocks(
+            pod, "allgather", 1_000_000, "NAP+NAR", gpus=4, threads=threads, search="joint"
+        )
+    assert found[2].tried == found[0].tried
+    assert found[2].skipped == found[0].skipped
+    assert found[2].cut == found[0].cut
+    assert _model_summary(found[2]) == _model_summary(found[0])
+
+
+def test_one_granularity_has_one_search():
+    # UA uses no domains, and a granularity given leaves nothing to search: joint = staged.
+    pod = load_preset("nextgen-4die").fit(2).pod
+    for config, granularity in (("UA", None), ("NAP+NAR", 4)):
+        tbsearch._CACHE.clear()
+        staged = best_threadblocks(pod, "allgather", 100_000, config, granularity, gpus=2)
+        joint = best_threadblocks(
+            pod, "allgather", 100_000, config, granularity, gpus=2, search="joint"
+        )
+        assert joint.tried == staged.tried and joint.skipped == staged.skipped
+
+
+def test_an_unknown_search_is_refused():
+    pod = load_preset("nextgen-4die").fit(2).pod
+    with pytest.raises(ConfigError, match="unknown search 'exhaustive'"):
+        best_threadblocks(pod, "allgather", 100_000, "UA", gpus=2, search="exhaustive")
+
+
+def test_a_sweep_asked_for_the_joint_search_runs_it():
+    # The 2-GPU 1 GB All-to-All under NAP+NAR: the staged search judges each count at the
+    # granularity the estimate picks and settles on 256 threadblocks (8 domains); every
+    # pair finds 512 threadblocks with 6 domains, a fifth faster (docs/reproduction.md).
+    from nunasim.experiments.run_options import RunOptions
+
+    grid = {
+        "collective": "alltoall",
+        "size": "1GB",
+        "gpus": 2,
+        "configuration": "NAP+NAR",
+        "threadblocks": "auto",
+    }
+    preset = load_preset("nextgen-4die")
+    staged = RunOptions().sweep("staged", grid, preset).iloc[0]
+    joint = RunOptions(search="joint").sweep("joint", grid, preset).iloc[0]
+    assert (joint["threadblocks"], joint["granularity"]) == (512, 6)
+    assert joint["completion_ps"] < 0.85 * staged["completion_ps"]

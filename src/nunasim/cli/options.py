@@ -11,6 +11,7 @@ import click
 
 from nunasim.engine.admission import MEMORY_ENV, limit_memory
 from nunasim.errors import ConfigError
+from nunasim.experiments.tbsearch import SEARCHES
 from nunasim.mapping.buffer_layout import LAYOUTS
 from nunasim.policies.place import CONFIGURATIONS
 from nunasim.units import parse_size
@@ -129,3 +130,16 @@ def given(*names: str) -> list[str]:
         for name in names
         if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
     ]
+
+
+def search_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--search``: the threadblock search of the searched points."""
+    return click.option(
+        "--search",
+        type=click.Choice(SEARCHES),
+        default="staged",
+        show_default=True,
+        help="The threadblock search: staged (every count at the granularity the placement "
+        "estimate picks, then every granularity at the best count) or joint (every count "
+        "with every granularity: two to four times the runs).",
+    )(command)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from nunasim.cli.figures import save_figure
-from nunasim.cli.options import preset_option
+from nunasim.cli.options import preset_option, search_option
 from nunasim.cli.progress import SweepProgress
 from nunasim.cli.sweep_options import (
     cache_options,
@@ -107,6 +107,7 @@ def write_figure(
     help="Write the reproduction report (Markdown) from the tables in --out.",
 )
 @preset_option
+@search_option
 @dask_options
 @cache_options
 def reproduce_command(
@@ -119,6 +120,7 @@ def reproduce_command(
     workers: int | None,
     cache_dir: Path | None,
     no_cache: bool,
+    search: str,
 ) -> None:
     """Reproduce the paper's result figures: FIGURES are fig9 to fig15, fig2, or all. Each
     writes, under --out, its table, its picture and the paper's claims beside ours."""
@@ -130,7 +132,7 @@ def reproduce_command(
     check_output_folder(out_dir)
     if report is not None:
         check_output(report, (".md",), "a report")
-    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress)
+    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress, search)
     preset = load_preset(preset_name)
     for name in names:
         started = time.monotonic()

@@ -19,6 +19,7 @@ from nunasim.cli.options import (
     parse_granularity,
     parse_threadblocks,
     preset_option,
+    search_option,
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
@@ -96,6 +97,7 @@ def _refuse_what_the_plan_fixes() -> None:
     help="packet (every flit), flow (max-min fair flows, for large runs) or auto: packet "
     "while the run fits its budget.",
 )
+@search_option
 @click.option(
     "--threads",
     type=click.IntRange(min=1, max=MAX_SEARCH_THREADS),
@@ -138,6 +140,7 @@ def simulate_command(
     gemm_tiles: int,
     gemm_tile_file: str | None,
     engine: str,
+    search: str,
     threads: int | None,
     as_json: bool,
     hist: Path | None,
@@ -172,6 +175,7 @@ def simulate_command(
         gemm_tiles=gemm_tiles,
         gemm_tile=tile,
         engine=engine,
+        search=search,
     )
     if threads is None:
         threads = default_threads()

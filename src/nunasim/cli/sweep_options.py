@@ -56,10 +56,13 @@ def run_options(
     cache_dir: Path | None,
     no_cache: bool,
     tracker: Callable[[str], Tracker] | None,
+    search: str = "staged",
 ) -> RunOptions:
     """The options, checked before anything runs."""
     check_workers(workers)
     cache = None if no_cache else ResultCache(cache_dir)
     if cache is not None:
         cache.check()
-    return RunOptions(cache=cache, scheduler=scheduler, workers=workers, tracker=tracker)
+    return RunOptions(
+        cache=cache, scheduler=scheduler, workers=workers, tracker=tracker, search=search
+    )

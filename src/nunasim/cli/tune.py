@@ -11,7 +11,7 @@ import yaml
 
 from nunasim.cli.fig9 import _list
 from nunasim.cli.figures import save_figure
-from nunasim.cli.options import preset_option
+from nunasim.cli.options import preset_option, search_option
 from nunasim.cli.progress import SweepProgress
 from nunasim.cli.sweep_options import (
     cache_options,
@@ -54,6 +54,7 @@ def _counts(text: str) -> list[int] | None:
     "shared search.",
 )
 @out_folder_option("tuning", "Folder for tuning.yaml, tuning.json, tuning.csv and tuning.png.")
+@search_option
 @dask_options
 @cache_options
 def tune_command(
@@ -68,6 +69,7 @@ def tune_command(
     workers: int | None,
     cache_dir: Path | None,
     no_cache: bool,
+    search: str,
 ) -> None:
     """The best configuration, NAR granularity and threadblock count of each collective
     and size on a preset's pod of --gpus GPUs, as a threshold table."""
@@ -80,7 +82,7 @@ def tune_command(
     byte_sizes = [parse_size(s) for s in _list("--sizes", sizes)]
     counts = _counts(tbs)
     check_output_folder(out_dir)
-    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress)
+    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress, search)
     preset = load_preset(preset_name)
     best = tune(
         preset, gpus, _list("--collectives", collectives), byte_sizes, names, options, counts

@@ -3,7 +3,8 @@
 A point's key is a SHA-256 of its content: the preset's name and every parameter of its
 pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a plan file's
 bytes), and every other field of the point (size, configuration and granularity, seed,
-layout, background GEMM, and any field a later version adds), with the package version and
+layout, background GEMM, the search, and any field a later version adds, but for a field
+added later at the value every earlier point had: ``KEY_NEUTRAL``), with the package version and
 the engines' model revision (``nunasim.engine.MODEL_REVISION``), and for a point that may
 run on the flow engine (``experiments.engines``) the flow engine's (``FLOW_REVISION``).
 Changing any of them misses the cache; nothing is ever looked up by a name alone.
@@ -39,6 +40,10 @@ CACHE_ENV = "NUNASIM_CACHE"
 ENTRY_SUFFIX = ".json"
 # Bumped when an entry's layout changes, so old entries are misses rather than misreads.
 ENTRY_FORMAT = 1
+# Fields a point gained after entries were stored, with the value that means what every
+# point meant before: at that value a field is left out of the key, so those entries stay
+# hits; at any other it is part of it.
+KEY_NEUTRAL: dict[str, object] = {"search": "staged"}
 
 
 def default_cache_dir() -> Path:
@@ -70,7 +75,10 @@ def point_key(point: Any, preset: Preset) -> str:
     if may_run_flow(point, preset):
         content["flow"] = str(FLOW_REVISION)
     for field in fields(point):
-        content[field.name] = repr(getattr(point, field.name))
+        value = getattr(point, field.name)
+        if field.name in KEY_NEUTRAL and value == KEY_NEUTRAL[field.name]:
+            continue  # the result every entry stored before the field existed
+        content[field.name] = repr(value)
     if not is_builtin_name(point.plan):
         content["plan_bytes"] = _file_digest(Path(point.plan))
     text = json.dumps(content, sort_keys=True)

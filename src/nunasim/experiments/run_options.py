@@ -4,7 +4,7 @@ reports progress; one object the figures, ``tune`` and the command line pass aro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -23,10 +23,13 @@ class RunOptions:
     scheduler: str | None = None
     workers: int | None = 1
     tracker: Callable[[str], Tracker] | None = None  # a figure's name -> its tracker
+    search: str = "staged"  # the threadblock search of every searched point (``Point.search``)
     # label -> the computing time of its points so far, cached ones included (``PointTimes``)
     times: dict[str, PointTimes] = field(default_factory=dict, compare=False)
 
     def run(self, label: str, points: Sequence[Point], preset: Preset) -> pd.DataFrame:
+        if self.search != "staged":
+            points = [replace(point, search=self.search) for point in points]
         rows = run_points(
             points,
             preset,

@@ -25,7 +25,7 @@ from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.executor import Tracker, execute
-from nunasim.experiments.tbsearch import BestRun, best_threadblocks
+from nunasim.experiments.tbsearch import SEARCHES, BestRun, best_threadblocks
 from nunasim.hardware import Preset
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
@@ -40,8 +40,14 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 
 # The grid's keys, outermost first: a sweep's rows come in this nesting order.
-GRID_KEYS = ("plan", "size", "gpus", "configuration", "threadblocks", "seed", "layout")
-_DEFAULTS: dict[str, Any] = {"gpus": None, "threadblocks": None, "seed": 0, "layout": "aligned"}
+GRID_KEYS = ("plan", "size", "gpus", "configuration", "threadblocks", "seed", "layout", "search")
+_DEFAULTS: dict[str, Any] = {
+    "gpus": None,
+    "threadblocks": None,
+    "seed": 0,
+    "layout": "aligned",
+    "search": "staged",
+}
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,9 @@ class Point:
     a plan file. ``gpus`` and ``threadblocks`` (per GPU) replace a built-in's; ``None``
     keeps the plan's own, and ``threadblocks="auto"`` runs the built-in at its
     best-performing count (and, with granularity ``auto``, its best granularity), searched
-    without the background GEMM: the collective's own choice.
+    without the background GEMM: the collective's own choice. ``search`` is that search's
+    (``tbsearch.SEARCHES``); where it cannot change the answer (a count given, or one
+    granularity to try) it is ``staged``, so such a point is one point whichever is asked.
     """
 
     plan: str
@@ -65,12 +73,19 @@ class Point:
     gemm_tiles: int = 0  # background GEMM tiles per GPU (``Scenario``)
     gemm_tile: GemmTile | None = None
     engine: str = "auto"  # ``Scenario``'s engine: "auto", "packet" or "flow"
+    search: str = "staged"  # the threadblock search's (``tbsearch.SEARCHES``)
 
     def __post_init__(self) -> None:
         check_background(self.gemm_tiles, self.gemm_tile)
         count = self.threadblocks
         if not (count is None or count == "auto" or (isinstance(count, int) and count >= 1)):
             raise ConfigError(f"threadblocks is a count, 'auto' or None, not {count!r}")
+        if self.search not in SEARCHES:
+            raise ConfigError(f"unknown search {self.search!r} (known: {', '.join(SEARCHES)})")
+        configuration = self.configuration
+        one_granularity = configuration.granularity != "auto" or not configuration.uses_domains
+        if count != "auto" or one_granularity:
+            object.__setattr__(self, "search", "staged")  # the searches agree here
         given = self.gpus is not None or count is not None
         if given and not is_builtin_name(self.plan) and Path(self.plan).is_file():
             raise ConfigError("a plan file fixes its own GPUs and threadblocks", source=self.plan)
@@ -171,6 +186,7 @@ def _search(point: Point, preset: Preset, progress: Progress | None, threads: in
         gpus=point.gpus,
         engine=point.engine,
         threads=threads,
+        search=point.search,
     )
 
 

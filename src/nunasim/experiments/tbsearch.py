@@ -22,12 +22,21 @@ down: the large collectives that cost most are fastest with many threadblocks, a
 few threadblocks per peer that lose there are window-bound runs several times longer,
 which the deadline stops early.
 
-With ``granularity="auto"``, each count runs with the granularity the placement policy's
-quick estimate picks (``policies.estimate``); the estimate sees port and stack load but not
-the mesh links, so at the best count every other granularity ``auto`` may use is then
-simulated too, and the fastest kept ("it may exhaustively try all available NAR
-granularities", section 4.1.2). Results are cached per process, keyed by everything that
-decides the run.
+With ``granularity="auto"`` there are two searches (``SEARCHES``):
+
+- ``staged`` (the default, the figures' so far): each count runs with the granularity the
+  placement policy's quick estimate picks (``policies.estimate``); the estimate sees port
+  and stack load but not the mesh links, so at the best count every other granularity
+  ``auto`` may use is then simulated too, and the fastest kept. Where the links bound a
+  run the estimate can judge a count at a poor granularity, and the count is then lost:
+  ``benchmarks/granularity_search.py`` measures up to 27 % at 1 GB (docs/reproduction.md).
+- ``joint``: every count with every granularity ``auto`` may use ("it may exhaustively try
+  all available NAR granularities", section 4.1.2), ranked count by count and, within a
+  count, in ``auto_granularities``'s order; the same two rules make its losers cheap, and
+  it costs two to four times the staged search.
+
+A configuration with one granularity (no domains, or a granularity given) has one search.
+Results are cached per process, keyed by everything that decides the run.
 """
 
 from __future__ import annotations
@@ -48,6 +57,8 @@ from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
 
 MAX_THREADBLOCKS = 1008
+# The searches over threadblock counts and NAR granularities (see the module's text).
+SEARCHES = ("staged", "joint")
 # Runs of one search in flight at once, at most: each holds its prepared state (about
 # 1.3 GB for a 64-GPU 1 GB candidate), and a search has only a handful worth running.
 MAX_SEARCH_THREADS = 2
@@ -240,31 +251,36 @@ def best_threadblocks(
     gpus: int | None = None,
     engine: str = "auto",
     threads: int = 0,
+    search: str = "staged",
 ) -> BestRun:
     """The fastest run of the built-in ``plan_name`` (on ``gpus`` GPUs when given) over the
     candidate threadblock counts, which replace any ``tbs=`` of the name; ``granularity``,
     when given, replaces the configuration's. ``threads``: runs that may go on at once in
     other threads while this one prepares the next candidates (0: one at a time, here);
-    the answer is the same."""
+    the answer is the same. ``search``: ``staged`` or ``joint`` (see the module's text)."""
+    if search not in SEARCHES:
+        raise ConfigError(f"unknown search {search!r} (known: {', '.join(SEARCHES)})")
     configuration = as_configuration(config, granularity)
-    key = (pod, plan_name, gpus, size, configuration, seed, layout, engine)
+    searched = configuration.granularity == "auto" and configuration.uses_domains
+    joint = searched and search == "joint"
+    key = (pod, plan_name, gpus, size, configuration, seed, layout, engine, joint)
     if key in _CACHE:
         return _CACHE[key]
     base = builtin_plan(plan_name, gpus=gpus)
-    search = _Search(threads)
+    runs = _Search(threads)
 
     def attempt(plan: Plan, domains: int | str, rank: int, assumes: Plan | None = None) -> None:
         if progress:
             progress(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
             )
-        search.make_room()
+        runs.make_room()
         scenario = Scenario(
             pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
         )
         placement = scenario.placement()
         prepared = scenario.prepare(placement)
-        search.offer(
+        runs.offer(
             plan, placement.granularity, prepared.lower_bound_ps, rank, prepared.run, assumes
         )
 
@@ -277,37 +293,41 @@ def best_threadblocks(
                 attempt(plan, domains, rank, assumes=plan if speculative else None)
 
     counts = candidate_counts(base.ngpus)
+    # The joint search runs every granularity at every count; ranks follow the exhaustive
+    # order, count by count, so that the first of equally fast runs wins.
+    granularities = auto_granularities(pod.socket) if joint else (configuration.granularity,)
     try:
         for rank in reversed(range(len(counts))):  # the largest first: see the module
             try:
                 plan = builtin_plan(plan_name, gpus=gpus, tbs=counts[rank])
             except ConfigError:  # a count the algorithm cannot split its work over
                 continue
-            attempt(plan, configuration.granularity, rank)
+            for index, domains in enumerate(granularities):
+                attempt(plan, domains, rank * len(granularities) + index)
         # With runs in flight, the granularity round starts on the best so far while the
         # last count runs: its candidates count only if that stays the best (``assumes``);
         # if not, the round is run again for the best.
-        provisional = search.settle(keep=max(threads - 1, 0)) if threads else None
-        rounds = configuration.granularity == "auto" and configuration.uses_domains
-        speculated = rounds and provisional is not None and bool(search.pending)
+        provisional = runs.settle(keep=max(threads - 1, 0)) if threads else None
+        rounds = searched and not joint
+        speculated = rounds and provisional is not None and bool(runs.pending)
         if speculated:
             granularity_round(provisional, speculative=True)
-        best = search.settle()
+        best = runs.settle()
         if best is None:
             raise ValueError(f"no threadblock count works for {plan_name}")
         if rounds and (not speculated or best[0] is not provisional[0]):
             granularity_round(best)
-            best = search.settle()
+            best = runs.settle()
     finally:
-        search.close()
+        runs.close()
     assert best is not None
     found = BestRun(
         best[0],
         best[1],
         best[2],
-        tuple(search.tried),
-        tuple(search.skipped),
-        tuple(search.cut),
+        tuple(runs.tried),
+        tuple(runs.skipped),
+        tuple(runs.cut),
     )
     _CACHE[key] = found
     return found
