@@ -9,7 +9,9 @@ runs every threadblock count at the granularity the placement policy's estimate 
 then every other granularity at the best count only. The joint search runs the count
 search once at each granularity ``auto`` may use, fixed, and keeps the fastest run: every
 (count, granularity) pair. A line gives both answers and the joint search's gain; a gain
-above 1 is a run the figures' search did not find.
+above 1 is a run the figures' search did not find. (``best_threadblocks(search="joint")``
+runs the same space in one search; this script builds it from the count search alone, a
+check of that one, and its answers agree with it.)
 """
 
 from __future__ import annotations
