@@ -141,5 +141,5 @@ def search_option(command: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help="The threadblock search: staged (every count at the granularity the placement "
         "estimate picks, then every granularity at the best count) or joint (every count "
-        "with every granularity: two to four times the runs).",
+        "with every granularity: 2-5 times the computing time).",
     )(command)
