@@ -7,8 +7,8 @@ granularity at the best count); ``nunasim reproduce fig9 --search joint`` runs t
 search (every count with every granularity) into the same cache. This script runs nothing:
 it takes each Fig. 9 cell whose eight configurations the cache holds under both searches,
 and prints, over those cells, each claim as the staged search's points judge it and as the
-joint search's do, then every cell whose fastest configuration or any speedup moved by
-more than ``--moved`` between the two.
+joint search's do, then every configuration whose speedup over UA moved by more than
+``--moved`` between the two.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import pandas as pd
 
 from nunasim.experiments.cache import ResultCache, point_key
 from nunasim.experiments.figures import fig9
-from nunasim.experiments.figures.common import best_per_case, with_speedup
 from nunasim.experiments.sweep import grid_points
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
@@ -40,8 +39,7 @@ def cached_table(cache: ResultCache, preset: Preset, sizes: list[str], search: s
                 rows.append(row)
     if not rows:
         return pd.DataFrame(columns=COLUMNS)
-    best = best_per_case(pd.DataFrame(rows), KEY)
-    return with_speedup(best, fig9.CASE, {"configuration": "UA"})
+    return fig9.speedup_table(pd.DataFrame(rows))
 
 
 def complete_cells(table: pd.DataFrame) -> pd.DataFrame:
@@ -67,7 +65,7 @@ def main() -> None:
     if cells.empty:
         return
     found = {"staged": staged, "joint": joint}
-    tables = {name: t.merge(cells, on=fig9.CASE)[COLUMNS] for name, t in found.items()}
+    tables = {name: t.merge(cells, on=fig9.CASE) for name, t in found.items()}
     verdicts = {name: fig9.claims(t) for name, t in tables.items()}
     print("\n| claim | staged search | joint search |\n|---|---|---|")
     for claim in verdicts["staged"]:

@@ -56,11 +56,7 @@ def grid(quick: bool) -> dict:
 
 
 def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
-    runs = options.sweep(NAME, grid(quick), preset)
-    best = best_per_case(runs, [*CASE, "configuration"])
-    table = with_speedup(best, CASE, {"configuration": "UA"})[
-        [*CASE, "configuration", "threadblocks", "granularity", "completion_ps", "speedup"]
-    ]
+    table = speedup_table(options.sweep(NAME, grid(quick), preset))
     return FigureRun(
         NAME,
         "Speedup over UA, each configuration at its best threadblock count",
@@ -68,6 +64,15 @@ def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
         table,
         comparison(NAME, claims(table)),
     )
+
+
+def speedup_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The figure's table from its points' rows: each configuration's fastest run per case
+    and its speedup over UA's."""
+    best = best_per_case(runs, [*CASE, "configuration"])
+    return with_speedup(best, CASE, {"configuration": "UA"})[
+        [*CASE, "configuration", "threadblocks", "granularity", "completion_ps", "speedup"]
+    ]
 
 
 def report_view(table: pd.DataFrame) -> pd.DataFrame:
