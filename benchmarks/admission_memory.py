@@ -18,11 +18,11 @@ import subprocess
 import sys
 import time
 
-from nunasim.engine.admission import BYTES_PER_RUN
+from nunasim.engine.lowering.admission import BYTES_PER_RUN
 
 CHILD = """
 import json, resource, sys
-from nunasim.engine.admission import packet_bytes, packet_messages
+from nunasim.engine.lowering.admission import packet_bytes, packet_messages
 from nunasim.io.presets import load_preset
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.scenario import Scenario

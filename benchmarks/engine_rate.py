@@ -19,9 +19,9 @@ from collections.abc import Callable
 import numpy as np
 
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.lower import lower
+from nunasim.engine.kernel.kinds import LINK
+from nunasim.engine.lowering.lower import lower
 from nunasim.engine.packet.engine import simulate
-from nunasim.engine.resources import LINK
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
@@ -62,7 +62,7 @@ def best_of(repeat: int, work: Callable[[], object]) -> float:
 
 
 def noc_rate(repeat: int) -> dict[str, float]:
-    from nunasim.engine.noc import run_noc
+    from nunasim.engine.noc.run import run_noc
 
     socket = load_preset("nextgen-4die").socket
     run_noc(socket, "uniform", 0.05, 1, cycles=2_000, warmup=200)  # warm the compile cache

@@ -23,7 +23,7 @@ from nunasim.experiments.figures import fig9
 from nunasim.experiments.sweep import grid_points
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
-from nunasim.policies.place import CONFIGURATIONS
+from nunasim.policies.configurations import CONFIGURATIONS
 
 KEY = [*fig9.CASE, "configuration"]
 COLUMNS = [*KEY, "threadblocks", "granularity", "completion_ps", "speedup"]

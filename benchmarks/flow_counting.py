@@ -25,7 +25,7 @@ import numpy as np
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.flow.demand import Demands, flow_demands
 from nunasim.engine.flow.engine import _tables
-from nunasim.engine.resources import resource_numbering
+from nunasim.engine.lowering.resources import resource_numbering
 from nunasim.io.presets import load_preset
 from nunasim.mapping.accesses import plan_accesses
 from nunasim.scenario import Configuration, Scenario

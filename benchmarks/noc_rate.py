@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from nunasim.engine.noc import noc_inputs, run_noc
+from nunasim.engine.noc.inputs import noc_inputs
+from nunasim.engine.noc.run import run_noc
 from nunasim.engine.packet.engine import run_core
 from nunasim.io.presets import load_preset
 

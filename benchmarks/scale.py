@@ -1,7 +1,7 @@
 """The packet engine at scale: events, time and peak memory of growing runs, and what
 placement costs per threadblock.
 
-    python benchmarks/scale.py                # the table of docs/engine.md
+    python benchmarks/scale.py                # docs/engine-measured.md, "Performance at scale"
     python benchmarks/scale.py --quick        # the two smallest runs only
     python benchmarks/scale.py --runs 64:1MB --configs UA
     python benchmarks/scale.py --command           # the 64-GPU 1 MB command, fresh processes
@@ -45,8 +45,8 @@ import json, resource, sys, time
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Scenario
-from nunasim.engine.lower import lower
-from nunasim.engine.analytic import lower_bound_ps
+from nunasim.engine.lowering.lower import lower
+from nunasim.engine.analytic.bound import lower_bound_ps
 from nunasim.engine.packet.engine import simulate
 gpus, size, config = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 out = {}

@@ -2,7 +2,7 @@
 search of a (collective, GPUs) pays for building its candidate plans and the work kept per
 plan (structural proof, access table, placement facts, the step graph's plan-only part);
 the searches of the other configurations and sizes reuse them (``builtin_plan`` hands back
-the same plan object). The table in docs/engine.md, "Work kept per plan".
+the same plan object). The table in docs/engine-measured.md, "Work kept per plan".
 
     python benchmarks/search_reuse.py                       # 64-GPU All-Reduce, 100 kB
     python benchmarks/search_reuse.py --collective allgather --size 10MB

@@ -1,12 +1,14 @@
 """The conformance suite: what every engine must do, checked on the same scenarios.
 
-An engine is a function from a built scenario (``Built``: the pod, the plan, its placement
-and its lowering) to an ``EngineRun``: its completion time, the data bytes it landed at
-each (GPU, stack), and a fingerprint of everything it reports that must repeat bit for bit.
-A new engine joins the suite by adding itself to ``ENGINES`` (as scikit-learn's
-``check_estimator`` runs every estimator through the same checks); each check below is a
-function of one engine and one scenario that raises on a violation. A check an engine's
-model cannot satisfy is listed, with the reason, in ``NOT_MODELLED``.
+Every engine of the registry (``nunasim.engine.base.ENGINES``) goes through it by its
+public interface alone: a built scenario (``Built``: the pod, the plan, its placement and,
+for the checks' own expectations, its lowering) becomes a ``Job``, the engine prepares and
+runs it, and its ``SimResult`` gives an ``EngineRun``: the completion time, the data bytes
+it landed at each (GPU, stack), and a fingerprint of everything it reports that must repeat
+bit for bit (as scikit-learn's ``check_estimator`` runs every estimator through the same
+checks). A new engine joins by being registered; each check below is a function of one
+engine and one scenario that raises on a violation. A check an engine's model cannot
+satisfy is listed, with the reason, in ``NOT_MODELLED``.
 """
 
 from __future__ import annotations
@@ -22,17 +24,13 @@ import numpy as np
 from conservation import expected_lines
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Plan
-from nunasim.engine.analytic import critical_path_ps, lower_bound_ps
-from nunasim.engine.flow.demand import flow_demands
-from nunasim.engine.flow.engine import _tables, simulate_flow
-from nunasim.engine.lower import Lowered, lower
-from nunasim.engine.messages import STORE, WRITE
-from nunasim.engine.packet.engine import simulate
-from nunasim.engine.resources import resource_numbering
+from nunasim.engine.analytic.bound import critical_path_ps, lower_bound_ps
+from nunasim.engine.base import ENGINES, Engine, Job
+from nunasim.engine.lowering.lower import Lowered, lower
+from nunasim.engine.result import SimResult
 from nunasim.hardware import Pod
 from nunasim.io.mscclpp import load_mscclpp
 from nunasim.io.presets import load_preset
-from nunasim.mapping.accesses import plan_accesses
 from nunasim.mapping.placement import Placement
 from nunasim.policies.place import place
 from small_plans import one_store_plan
@@ -53,54 +51,51 @@ class Built(NamedTuple):
     lowered: Lowered
 
 
-Engine = Callable[[Built], EngineRun]
+Runner = Callable[[Built], EngineRun]
 
 
-def packet_engine(built: Built) -> EngineRun:
-    lowered = built.lowered
-    trace = simulate(lowered)
-    delivered = np.isin(lowered.msg_kind, [STORE, WRITE]) & (trace.msg_done >= 0)
+def as_run(result: SimResult) -> EngineRun:
+    """What the checks read of a result."""
+    assert result.stack_bytes is not None, f"the {result.engine} engine gives no stack bytes"
     landed: Counter = Counter()
-    for gpu, stack, data in zip(
-        lowered.msg_dst_gpu[delivered].tolist(),
-        lowered.msg_stack[delivered].tolist(),
-        lowered.msg_bytes[delivered].tolist(),
-        strict=True,
-    ):
-        landed[(gpu, stack)] += data
-    fingerprint = (
-        trace.events,
-        trace.step_begin.tobytes(),
-        trace.step_end.tobytes(),
-        trace.msg_issue.tobytes(),
-        trace.msg_done.tobytes(),
-        trace.res_flits.tobytes(),
-        trace.res_wait_max.tobytes(),
-    )
-    return EngineRun(int(trace.step_end.max()), landed, fingerprint)
-
-
-def flow_engine(built: Built) -> EngineRun:
-    pod, plan, placement, _ = built
-    result = simulate_flow(pod, plan, placement)
-    numbering = resource_numbering(pod, plan.ngpus)
-    demands = flow_demands(
-        pod, plan, placement, plan_accesses(plan), numbering, _tables(pod), "bf16"
-    )
-    landed: Counter = Counter()
-    for (gpu, stack), data in np.ndenumerate(demands.landed):
+    for (gpu, stack), data in np.ndenumerate(result.stack_bytes):
         if data:
             landed[(gpu, stack)] += int(data)
     fingerprint = (
+        result.engine,
+        result.engine_revision,
+        result.completion_ps,
         result.gpu_completion_ps.tobytes(),
         result.lower_bound_ps,
+        result.messages,
+        result.events,
+        result.bytes_delivered,
+        result.data_bytes_delivered,
         result.stores.to_csv(),
         result.resources.to_csv(),
     )
     return EngineRun(result.completion_ps, landed, fingerprint)
 
 
-ENGINES: dict[str, Engine] = {"packet": packet_engine, "flow": flow_engine}
+def runner(engine: Engine) -> Runner:
+    """``engine`` as the checks call it: a built scenario in, its run out."""
+
+    def run(built: Built) -> EngineRun:
+        job = Job(built.pod, built.plan, built.placement)
+        engine.admit(built.plan, built.placement.chunk_bytes, built.pod.socket)
+        prepared = engine.prepare(job)
+        result = prepared.run()
+        assert result is not None  # no deadline
+        assert result.lower_bound_ps == prepared.lower_bound_ps
+        return as_run(result)
+
+    return run
+
+
+def engine_runner(name: str) -> Runner:
+    """The registered engine called ``name``, as the checks call it."""
+    return runner(ENGINES[name])
+
 
 # Checks an engine's model cannot pass, and why.
 NOT_MODELLED = {
@@ -156,14 +151,14 @@ ZERO_LOAD_CASES = [
 ]
 
 
-def check_zero_load_is_exact(engine: Engine, case: Case) -> None:
+def check_zero_load_is_exact(engine: Runner, case: Case) -> None:
     """With nothing to wait for, the run takes exactly its zero-load critical path."""
     built = case.build()
     run = engine(built)
     assert run.completion_ps == critical_path_ps(built.lowered), case
 
 
-def check_conserves_bytes(engine: Engine, case: Case) -> None:
+def check_conserves_bytes(engine: Runner, case: Case) -> None:
     """Every data byte of the plan lands once, at the stack its placement gives it."""
     built = case.build()
     amap = built.placement.address_map
@@ -173,7 +168,7 @@ def check_conserves_bytes(engine: Engine, case: Case) -> None:
     assert engine(built).landed == expected, case
 
 
-def check_respects_the_lower_bound(engine: Engine, case: Case) -> None:
+def check_respects_the_lower_bound(engine: Runner, case: Case) -> None:
     """No run beats the analytic lower bound (critical path, busiest resource)."""
     built = case.build()
     completion = engine(built).completion_ps
@@ -181,13 +176,13 @@ def check_respects_the_lower_bound(engine: Engine, case: Case) -> None:
     assert completion >= lower_bound_ps(lowered) >= critical_path_ps(lowered) > 0, case
 
 
-def check_is_deterministic(engine: Engine, case: Case) -> None:
+def check_is_deterministic(engine: Runner, case: Case) -> None:
     """The same scenario twice gives bit-identical reports."""
     built = case.build()
     assert engine(built) == engine(built), case
 
 
-def check_slower_plane_is_never_faster(engine: Engine, case: Case) -> None:
+def check_slower_plane_is_never_faster(engine: Runner, case: Case) -> None:
     """Lengthening the switch plane's latency never shortens a run."""
     pod, *_ = case.build()
     times = [

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 
 from nunasim.collectives.plan import Protocol
-from nunasim.engine.messages import STORE, WRITE
+from nunasim.engine.lowering.messages import STORE, WRITE
 
 
 def expected_lines(plan, placement):

@@ -14,11 +14,11 @@ from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import BufferLayout
 from nunasim.mapping.domains import domain_layout
-from nunasim.mapping.placement import BUFFERS, BufferPages, Configuration, GpuPlacement, Placement
+from nunasim.mapping.placement import BUFFERS, BufferPages, GpuPlacement, Placement, PlacementRule
 from nunasim.policies.budget import cu_budget, stack_budget, tb_demand
+from nunasim.policies.configurations import configuration
 from nunasim.policies.dispatch import die_orders
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.place import configuration
 
 
 def _ua_cus(socket: Socket, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -87,7 +87,7 @@ class _Placer:
         plan: Plan,
         size: int,
         pod: Pod,
-        config: Configuration,
+        config: PlacementRule,
         granularity: int,
         seed: int,
         grouping: str,
@@ -258,7 +258,7 @@ def reference_place(
     plan: Plan,
     size: int,
     pod: Pod,
-    config: Configuration | str,
+    config: PlacementRule | str,
     granularity: int,
     seed: int = 0,
     grouping: str = "all",

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.admission import (
+from nunasim.engine.lowering.admission import (
     MEMORY_ENV,
     Budget,
     admit,
@@ -19,7 +19,7 @@ from nunasim.engine.admission import (
     packet_bytes,
     packet_messages,
 )
-from nunasim.engine.lower import lower
+from nunasim.engine.lowering.lower import lower
 from nunasim.errors import ConfigError
 from nunasim.experiments.tbsearch import candidate_counts
 from nunasim.io.msccl import parse_msccl_xml

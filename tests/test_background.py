@@ -40,8 +40,8 @@ def test_more_gemm_tiles_never_speed_the_collective_up(config, small_tile):
 
 
 def test_gemm_work_is_all_done_and_separate(small_tile):
-    from nunasim.engine.lower import lower
-    from nunasim.engine.messages import READ, WRITE
+    from nunasim.engine.lowering.lower import lower
+    from nunasim.engine.lowering.messages import READ, WRITE
     from nunasim.engine.packet.engine import simulate
     from nunasim.policies.background import place_gemm
     from nunasim.policies.place import place

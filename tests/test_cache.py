@@ -196,9 +196,9 @@ def test_workers_must_be_positive(tmp_path, capsys, workers):
 
 
 def test_only_a_point_that_may_run_on_the_flow_engine_keys_on_its_revision(monkeypatch):
-    """A change of the flow engine alone (``FLOW_REVISION``) keeps the packet engine's
+    """A change of the flow engine alone (its ``revision``) keeps the packet engine's
     cached points and misses the others."""
-    import nunasim.experiments.cache as cache_module
+    from nunasim.engine.base import ENGINES
 
     packet_only = [BASE, replace(BASE, threadblocks="auto"), replace(BASE, engine="packet")]
     flow = [
@@ -207,6 +207,7 @@ def test_only_a_point_that_may_run_on_the_flow_engine_keys_on_its_revision(monke
         replace(BASE, engine="flow"),
     ]
     before = {p: point_key(p, PRESET) for p in packet_only + flow}
-    monkeypatch.setattr(cache_module, "FLOW_REVISION", cache_module.FLOW_REVISION + 1)
+    flow_engine = ENGINES["flow"]
+    monkeypatch.setattr(flow_engine, "revision", flow_engine.revision + 1)
     assert all(point_key(p, PRESET) == before[p] for p in packet_only)
     assert all(point_key(p, PRESET) != before[p] for p in flow)

@@ -5,11 +5,12 @@ import pytest
 from conformance import (
     CASES,
     CHECKS,
-    ENGINES,
     NOT_MODELLED,
     ZERO_LOAD_CASES,
     check_zero_load_is_exact,
+    engine_runner,
 )
+from nunasim.engine.base import ENGINES
 
 
 def _skip_unmodelled(engine, check):
@@ -18,19 +19,19 @@ def _skip_unmodelled(engine, check):
         pytest.skip(f"{engine} engine: {reason}")
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", ENGINES.names())
 @pytest.mark.parametrize("case", ZERO_LOAD_CASES, ids=str)
 def test_zero_load_is_exact(engine, case):
     _skip_unmodelled(engine, check_zero_load_is_exact)
-    check_zero_load_is_exact(ENGINES[engine], case)
+    check_zero_load_is_exact(engine_runner(engine), case)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", ENGINES.names())
 @pytest.mark.parametrize("case", CASES, ids=str)
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))
 def test_engine_conforms(engine, case, check):
     _skip_unmodelled(engine, check)
-    check(ENGINES[engine], case)
+    check(engine_runner(engine), case)
 
 
 def _early(run):
@@ -62,7 +63,7 @@ def _flaky(run):
 def test_the_suite_catches_a_faulty_engine(fault, check):
     import conformance
 
-    packet = ENGINES["packet"]
+    packet = engine_runner("packet")
     case = ZERO_LOAD_CASES[0] if check == "check_zero_load_is_exact" else CASES[0]
     with pytest.raises(AssertionError):
         getattr(conformance, check)(lambda built: fault(packet(built)), case)

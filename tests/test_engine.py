@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from conservation import assert_conserved
 from engine_modes import outputs_compiled_and_not
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
-from nunasim.engine.lower import lower
-from nunasim.engine.messages import FLAG, READ, STORE
+from nunasim.engine.analytic.bound import critical_path_ps, lower_bound_ps, store_latency_ps
+from nunasim.engine.kernel.kinds import INJECT, LINK
+from nunasim.engine.lowering.lower import lower
+from nunasim.engine.lowering.messages import FLAG, READ, STORE
 from nunasim.engine.packet.engine import simulate
-from nunasim.engine.resources import INJECT, LINK
 from nunasim.hardware import Pod
 from nunasim.io.msccl import load_msccl_xml
 from nunasim.io.presets import load_preset
@@ -151,7 +151,7 @@ def test_flags_follow_the_data_they_announce():
 
 
 def test_oversized_runs_are_refused_before_lowering():
-    from nunasim.engine.lower import count_messages
+    from nunasim.engine.lowering.lower import count_messages
     from nunasim.errors import ConfigError
 
     plan = builtin_plan("allgather:direct:gpus=4")
@@ -218,7 +218,7 @@ def test_uncompiled_engine_gives_the_same_answer_under_credits():
 def test_the_step_graph_kept_per_plan_serves_every_placement_as_a_fresh_build():
     # The plan-only part of the step graph is kept per plan object; each placement adds
     # its own CUs and flag addresses, exactly as a graph built from scratch.
-    from nunasim.engine.steps import step_graph
+    from nunasim.engine.lowering.steps import step_graph
 
     pod = load_preset("nextgen-4die").pod.fit(4)
     plan = builtin_plan("allreduce", gpus=4, tbs=6)

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.admission import flag_messages, packet_lines
-from nunasim.experiments.engines import may_run_flow, search_messages_bound
+from nunasim.engine.lowering.admission import flag_messages, packet_lines
+from nunasim.experiments.engines import point_engines, search_messages_bound
 from nunasim.experiments.sweep import Point
 from nunasim.experiments.tbsearch import candidate_counts
 from nunasim.io.presets import load_preset
@@ -31,9 +31,19 @@ def test_no_run_of_a_search_makes_more_messages_than_the_bound(collective, gpus,
         assert lines + flag_messages(plan) <= bound, count
 
 
+def _names(point):
+    return [engine.name for engine in point_engines(point, PRESET)]
+
+
 def test_a_point_may_run_on_the_flow_engine_as_its_engine_says():
     point = Point("allgather", 100_000, Configuration.parse("UA"), gpus=8, threadblocks=7)
-    assert not may_run_flow(point, PRESET)
-    assert may_run_flow(replace(point, engine="flow"), PRESET)
-    assert may_run_flow(replace(point, size=1_000_000_000), PRESET)
-    assert not may_run_flow(replace(point, size=1_000_000_000, engine="packet"), PRESET)
+    assert _names(point) == ["packet"]
+    assert _names(replace(point, engine="flow")) == ["flow"]
+    assert _names(replace(point, size=1_000_000_000)) == ["flow"]
+    assert _names(replace(point, size=1_000_000_000, engine="packet")) == ["packet"]
+
+
+def test_a_search_may_take_every_engine_up_to_the_one_its_largest_run_takes():
+    point = Point("allgather", 100_000, Configuration.parse("UA"), gpus=8, threadblocks="auto")
+    assert _names(point) == ["packet"]
+    assert _names(replace(point, size=1_000_000_000)) == ["packet", "flow"]

@@ -96,3 +96,30 @@ def test_estimate_of_a_sampled_collective_is_the_sampled_estimate_line_by_line(
     placement = place(plan, 10**6, pod, "NAP+NAR", granularity)
     assert remote_chunks(plan) * placement.lines_per_chunk > estimate.MAX_ESTIMATE_LINES
     assert estimate_ps(plan, placement, pod) == reference_estimate_ps(plan, placement, pod)
+
+
+def test_the_estimate_and_the_oracle_take_the_same_trip_of_a_store() -> None:
+    # ``Pod.store_trip`` is the one list of a remote store's zero-load terms: its total is
+    # every field (a term added there reaches the estimate), and the oracle's store latency
+    # is the same trip from the source NoC on, term for term as the hardware gives them.
+    from nunasim.engine.analytic.bound import store_latency_ps
+
+    pod = load_preset("nextgen-4die").fit(2).pod
+    socket = pod.socket
+    trip = pod.store_trip(1_234, 567)
+    assert trip.total_ps == sum(trip)
+    assert trip.after_l1_ps == sum(trip) - socket.l1_latency_ps
+    for cu_router, port, stack in [(0, 0, 0), (5, 3, 2), (socket.mesh.routers - 1, 7, 1)]:
+        port_router = socket.ports[port].router
+        memory = socket.stacks[stack]
+        expected = (
+            socket.path_latency_ps(cu_router, port_router)
+            + pod.port_flit_ps
+            + pod.plane_latency_ps
+            + socket.path_latency_ps(port_router, memory.router)
+            + memory.latency_ps
+        )
+        assert store_latency_ps(pod, cu_router, port, stack) == expected
+        assert pod.store_trip_at(cu_router, port, stack).total_ps == (
+            socket.l1_latency_ps + expected
+        )

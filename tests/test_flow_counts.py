@@ -12,16 +12,23 @@ from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Protocol
 from nunasim.engine.flow.demand import _cumulative, flow_demands, wire_extras, wire_tables
 from nunasim.engine.flow.engine import _tables
-from nunasim.engine.lower import lower
-from nunasim.engine.resources import resource_numbering
+from nunasim.engine.lowering.lower import lower
+from nunasim.engine.lowering.resources import resource_numbering
 from nunasim.io.presets import load_preset
 from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
 from nunasim.mapping.address import REGION_SHIFT
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
-from nunasim.mapping.line_counts import count_lines
+from nunasim.mapping.line_counts import (
+    PageTables,
+    PortMap,
+    RangeCounts,
+    Regions,
+    Scratch,
+    WireFormat,
+    count_range,
+)
 from nunasim.mapping.port_hash import hashed_ports
 from nunasim.mapping.port_runs import HASHES, MAX_SPANS, fold_width, line_port, run_spans
-from nunasim.mapping.port_tally import router_runs
 from nunasim.policies.place import place
 
 CASES = [
@@ -116,36 +123,21 @@ def _fast_counts(args, crossing=True):
     n_prs = np.zeros(nprs * stacks, dtype=np.int64)
     n_stack = np.zeros(stacks, dtype=np.int64)
     d_stack = np.zeros(stacks, dtype=np.int64)
-    count_lines(
+    count_range(
         0,
         0,
         chunk,
         count,
         proto,
         crossing,
-        offsets,
-        np.zeros((1, 1), dtype=np.int64),
-        regions,
-        frames,
-        stack,
-        first,
-        ports,
-        np.array([fold_width(int(p)) for p in ports], dtype=np.int64),
-        HASHES[mode],
-        line_bytes,
-        page_bytes,
-        _cumulative(wire),
-        _cumulative(wire_data),
-        *wire_extras(wire),
-        port_pr,
-        np.empty((MAX_SPANS, 3), dtype=np.int64),
-        np.zeros(nports + 1, dtype=np.int64),
-        *router_runs(port_pr),
-        n_port,
-        n_prs,
-        n_stack,
-        d_stack,
-    )
+        PageTables(offsets, np.zeros((1, 1), dtype=np.int64), regions, frames, line_bytes,
+                   page_bytes),
+        Regions(stack, first, ports, np.array([fold_width(int(p)) for p in ports], dtype=np.int64)),
+        PortMap.of(mode, port_pr),
+        WireFormat(_cumulative(wire), _cumulative(wire_data), *wire_extras(wire)),
+        Scratch(np.empty((MAX_SPANS, 3), dtype=np.int64), np.zeros(nports + 1, dtype=np.int64)),
+        RangeCounts(n_port, n_prs, n_stack, d_stack),
+    )  # fmt: skip
     return n_port, n_prs, n_stack, d_stack
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.flow.engine import simulate_flow
-from nunasim.engine.lower import lower
+from nunasim.engine.lowering.lower import lower
 from nunasim.engine.packet.engine import simulate
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Scenario

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from cli_run import run
 from nunasim.cli.noc import parse_rates
-from nunasim.engine.lower import lower
-from nunasim.engine.messages import STORE
-from nunasim.engine.noc import (
+from nunasim.engine.kernel.rows import FLITS, OCC
+from nunasim.engine.lowering.lower import lower
+from nunasim.engine.lowering.messages import STORE
+from nunasim.engine.noc.run import (
     NocAccountingError,
     Pattern,
     Traffic,
@@ -29,9 +30,9 @@ from nunasim.engine.noc import (
     transpose_destinations,
     uniform_bound,
 )
-from nunasim.engine.noc_saturation import saturation
+from nunasim.engine.noc.saturation import saturation
 from nunasim.engine.packet import core
-from nunasim.engine.packet.core import FLITS, OCC, CoreInputs, CoreOutputs
+from nunasim.engine.packet.core import CoreInputs, CoreOutputs
 from nunasim.engine.packet.engine import run_core, simulate
 from nunasim.errors import ConfigError
 from nunasim.experiments.noc_curve import CurveSpec, sweep
@@ -201,7 +202,7 @@ def test_credit_runs_are_deterministic_and_compiled_equals_python(reference):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(reference, one.packets, one.inject_ps, 2, one.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(*inputs, *outputs) == (one.events, False)
+    assert core._loop.py_func(inputs, outputs) == (one.events, False)
     assert (outputs.msg_done == one.head_ps).all()
 
 
@@ -339,7 +340,7 @@ def test_compiled_loop_equals_python(small):
     noc = run_noc(small, "uniform", 0.8, 2, cycles=300, warmup=50, seed=1)
     inputs = noc_inputs(small, noc.packets, noc.inject_ps, 2, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    events, _ = core._loop.py_func(*inputs, *outputs)
+    events, _ = core._loop.py_func(inputs, outputs)
     assert events == noc.events
     assert (outputs.msg_done == noc.head_ps).all()
     links = inputs.res[: small.mesh.link_slots]
@@ -362,7 +363,11 @@ def test_higher_rate_injects_a_superset(small):
 
 def test_the_loop_takes_the_fields_of_the_core_tuples():
     loop = getattr(core._loop, "py_func", core._loop)
-    assert tuple(inspect.signature(loop).parameters) == CoreInputs._fields + CoreOutputs._fields
+    assert tuple(inspect.signature(loop).parameters) == ("inputs", "outputs")
+    source = inspect.getsource(loop)
+    for bundle, fields in (("inputs", CoreInputs._fields), ("outputs", CoreOutputs._fields)):
+        for name in fields:  # every field, under its own name
+            assert f"    {name} = {bundle}.{name}\n" in source
 
 
 def _lone_packet_ps(socket, src, dst):
@@ -915,5 +920,5 @@ def test_wormhole_runs_compiled_equal_python(reference):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(shallow, noc.packets, noc.inject_ps, 4, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(*inputs, *outputs) == (noc.events, False)
+    assert core._loop.py_func(inputs, outputs) == (noc.events, False)
     assert (outputs.msg_done == noc.head_ps).all()

@@ -15,8 +15,9 @@ from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS
+from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.policies.pages import _region_table, page_frames, round_robin_regions, ua_pages
-from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.place import place
 
 SOCKET = load_preset("nextgen-4die").socket
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
 from nunasim.mapping.placement import BUFFERS
+from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.policies.dispatch import ua_cus
-from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.place import place
 from reference_placement import _ua_cus, reference_place
 
 

@@ -17,8 +17,8 @@ from cli_run import run
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.check import PlanError, check_plan, prove_once
 from nunasim.collectives.plan import Buffer, Chunks, StepId
-from nunasim.engine.lower import lower
-from nunasim.engine.messages import READ, STORE, WRITE
+from nunasim.engine.lowering.lower import lower
+from nunasim.engine.lowering.messages import READ, STORE, WRITE
 from nunasim.engine.packet.engine import simulate
 from nunasim.errors import ConfigError
 from nunasim.io.msccl import parse_msccl_xml

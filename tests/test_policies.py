@@ -17,8 +17,9 @@ from nunasim.mapping.address import AddressMap
 from nunasim.mapping.domains import domain_layout
 from nunasim.mapping.placement import BUFFERS
 from nunasim.mapping.resolve import resolve
+from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.place import CONFIGURATIONS, place
+from nunasim.policies.place import place
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod

@@ -13,9 +13,9 @@ from engine_modes import outputs_compiled_and_not
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Protocol
-from nunasim.engine.analytic import critical_path_ps, lower_bound_ps, store_latency_ps
-from nunasim.engine.lower import count_messages, lower
-from nunasim.engine.messages import FLAG, STORE
+from nunasim.engine.analytic.bound import critical_path_ps, lower_bound_ps, store_latency_ps
+from nunasim.engine.lowering.lower import count_messages, lower
+from nunasim.engine.lowering.messages import FLAG, STORE
 from nunasim.engine.packet.engine import simulate
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nunasim.collectives.builtins import builtin_plan
-from nunasim.engine.lower import lower
-from nunasim.engine.packet.core import ROUTE_DTYPE, ROUTE_MAX
+from nunasim.engine.kernel.kinds import EGRESS
+from nunasim.engine.kernel.rows import ROUTE_DTYPE, ROUTE_MAX
+from nunasim.engine.lowering.lower import lower
 from nunasim.engine.packet.engine import route_rows
-from nunasim.engine.resources import EGRESS
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 

@@ -122,3 +122,39 @@ def test_formatting():
     assert units.format_time(512) == "512 ps"
     assert units.format_frequency(1.2e9) == "1.2 GHz"
     assert units.format_flops(2.5e16) == "25 PFLOPS"
+
+
+# The conversions ``units`` took over, against the expressions they replace, to the bit.
+@given(ps=st.integers(0, 2**62) | st.floats(0, 1e18, allow_nan=False))
+def test_ps_to_ms_is_the_division_by_1e9_it_replaced(ps):
+    assert units.ps_to_ms(ps) == ps / 1e9
+
+
+@given(ps=st.integers(0, 2**62) | st.floats(0, 1e18, allow_nan=False))
+def test_ps_to_ns_is_the_division_by_1000_it_replaced(ps):
+    assert units.ps_to_ns(ps) == ps / 1000
+
+
+@given(seconds=st.floats(0, 1e6, allow_nan=False))
+def test_s_to_ps_is_the_product_by_1e12_it_replaced(seconds):
+    assert units.s_to_ps(seconds) == seconds * 1e12
+
+
+def _amount(nbytes):
+    """Admission's memory figures as they were first written."""
+    if nbytes < 10**9:
+        return f"{nbytes / 1e6:,.0f} MB"
+    return f"{nbytes / 1e9:,.1f} GB" if nbytes < 10**15 else f"{nbytes / 1e9:.3g} GB"
+
+
+@given(nbytes=st.integers(0, 10**24))
+def test_format_memory_is_admissions_old_amount(nbytes):
+    assert units.format_memory(nbytes) == _amount(nbytes)
+
+
+def test_format_memory():
+    assert units.format_memory(412_000_000) == "412 MB"
+    assert units.format_memory(9_400_000_000) == "9.4 GB"
+    assert units.format_memory(16 * 10**30) == "1.6e+22 GB"
+    assert units.bytes_to_gb(2_500_000_000) == 2.5
+    assert units.bytes_to_mb(2_500_000) == 2.5

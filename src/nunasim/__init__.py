@@ -22,7 +22,10 @@ __version__ = "0.1.0"
 
 # Each public name and the module it lives in.
 _EXPORTS = {
+    "ENGINES": "nunasim.engine.base",
     "ConfigError": "nunasim.errors",
+    "Engine": "nunasim.engine.base",
+    "Job": "nunasim.engine.base",
     "Configuration": "nunasim.scenario",
     "NunasimError": "nunasim.errors",
     "Plan": "nunasim.collectives.plan",
@@ -37,8 +40,11 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ENGINES",
     "ConfigError",
     "Configuration",
+    "Engine",
+    "Job",
     "NunasimError",
     "Plan",
     "Pod",
@@ -55,6 +61,7 @@ __all__ = [
 if TYPE_CHECKING:
     from nunasim.collectives.builtins import builtin_plan
     from nunasim.collectives.plan import Plan
+    from nunasim.engine.base import ENGINES, Engine, Job
     from nunasim.engine.result import SimResult
     from nunasim.errors import ConfigError, NunasimError
     from nunasim.experiments.sweep import sweep

@@ -8,45 +8,27 @@ checker's located message, before anything is placed, run or written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
-from nunasim.engine.admission import admit, admit_pages, flag_messages, packet_lines
-from nunasim.engine.analytic import lower_bound_ps
-from nunasim.engine.lower import lower
-from nunasim.engine.packet.core import TIME_LIMIT_PS
-from nunasim.engine.packet.engine import simulate
-from nunasim.engine.result import RunInfo, SimResult, build_result
+from nunasim.engine.base import AUTO, ENGINES, Engine, Job, PreparedRun
+from nunasim.engine.result import RunInfo, SimResult
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod, Preset
 from nunasim.mapping.placement import Placement
 from nunasim.policies.background import place_gemm
-from nunasim.policies.place import CONFIGURATIONS, configuration, place, uses_domains
-from nunasim.units import format_time, parse_size
+from nunasim.policies.configurations import (
+    CONFIGURATIONS,
+    NAR,
+    PLACEMENT_POLICIES,
+    configuration,
+    uses_domains,
+)
+from nunasim.policies.place import place
+from nunasim.units import parse_size
 from nunasim.workload import GemmTile
-
-NAR = "+NAR"  # the suffix of a configuration name that routes over NAR domains
-
-ENGINES = ("auto", "packet", "flow")
-# ``auto`` runs the packet engine when lowering would make at most this many messages
-# (about 50 M events: a minute and a couple of GB on one core), the flow engine above.
-AUTO_PACKET_MESSAGES = 4_000_000
-
-
-@dataclass(frozen=True)
-class PreparedRun:
-    """A scenario placed and lowered (or its flows' demands worked out), not yet run."""
-
-    lower_bound_ps: int  # no run of it completes sooner
-    _run: Callable[[int | None], SimResult | None]
-
-    def run(self, deadline_ps: int | None = None) -> SimResult | None:
-        """The run's result; with ``deadline_ps``, None instead once the run is found to
-        complete after that time (it stops there: a search's losing runs cost less)."""
-        return self._run(deadline_ps)
 
 
 @dataclass(frozen=True)
@@ -65,7 +47,7 @@ class Configuration:
     granularity: int | str = "auto"
 
     def __post_init__(self) -> None:
-        placements = [name for name in CONFIGURATIONS if not name.endswith(NAR)]
+        placements = list(PLACEMENT_POLICIES)
         if self.placement not in placements:
             raise ConfigError(
                 f"unknown placement {self.placement!r} (known: {', '.join(placements)}; "
@@ -94,7 +76,8 @@ class Configuration:
 
     @classmethod
     def all(cls, granularity: int | str = "auto") -> tuple[Configuration, ...]:
-        """The eight configurations, in the paper's order."""
+        """Every configuration of the registered placement policies, the paper's eight
+        first, in its order."""
         return tuple(cls.parse(name, granularity) for name in CONFIGURATIONS)
 
     @property
@@ -145,9 +128,10 @@ class Scenario:
     Configuration or its name; ``granularity``, when given, replaces the configuration's.
     ``gemm_tiles`` background GEMM tiles per GPU of shape ``gemm_tile`` share the NoC and
     the stacks (the paper's section 6.6). ``layout`` puts chunks in pages: ``"aligned"`` or
-    ``"packed"``. ``engine`` is ``"packet"``, ``"flow"`` or ``"auto"``: the packet engine
-    for a run of at most ``AUTO_PACKET_MESSAGES`` messages (or with a background GEMM,
-    which the flow engine does not model), the flow engine beyond.
+    ``"packed"``. ``engine`` is the name of a registered engine (``nunasim.engine.base.
+    ENGINES``: ``"packet"``, ``"flow"``, ...) or ``"auto"``, the registry's rule: the packet
+    engine for a run within its message limit or with a background GEMM, the flow engine
+    beyond.
     """
 
     pod: Pod
@@ -175,15 +159,10 @@ class Scenario:
         layout: str = "aligned",
         gemm_tiles: int = 0,
         gemm_tile: GemmTile | None = None,
-        engine: str = "auto",
+        engine: str = AUTO,
     ) -> None:
         check_background(gemm_tiles, gemm_tile)
-        if engine not in ENGINES:
-            raise ConfigError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-        if engine == "flow" and gemm_tiles:
-            raise ConfigError(
-                "the flow engine does not model a background GEMM: use the packet engine"
-            )
+        ENGINES.check(engine, background=gemm_tiles > 0)
         # Frozen: the fields are set once, here, already in their one form.
         fields = {
             "pod": pod.fit(plan.ngpus).pod if isinstance(pod, Preset) else pod,
@@ -209,16 +188,7 @@ class Scenario:
                 f"the plan needs {self.plan.ngpus} GPUs but the pod has {self.pod.sockets}"
             )
         socket = self.pod.socket
-        chunk_bytes = self.plan.chunk_bytes(self.size)
-        if self.chosen_engine == "packet":
-            admit(self.plan, chunk_bytes, socket.line_bytes, None, socket.page_bytes)
-        else:
-            # Imported here: the flow engine's compiled modules cost a packet run 200 MB of
-            # address space, which counts against a memory budget set by ``ulimit -v``.
-            from nunasim.engine.flow.engine import admit_flow
-
-            admit_flow(self.plan, chunk_bytes, socket.line_bytes)
-            admit_pages(self.plan, chunk_bytes, socket.page_bytes)
+        self.engine_model.admit(self.plan, self.plan.chunk_bytes(self.size), socket)
         return place(
             self.plan,
             self.size,
@@ -231,21 +201,21 @@ class Scenario:
         )
 
     @cached_property
-    def chosen_engine(self) -> str:
-        """The engine ``run`` uses: ``engine``, or for ``"auto"`` the packet engine when
-        its message estimate is within ``AUTO_PACKET_MESSAGES`` (or a GEMM runs beside)."""
-        if self.engine != "auto":
-            return self.engine
-        if self.gemm_tiles:
-            return "packet"
-        # By the run's size alone, never by this machine's memory: the same scenario takes
-        # the same engine everywhere (a packet run beyond the budget is refused instead).
-        lines = packet_lines(
-            self.plan, self.plan.chunk_bytes(self.size), self.pod.socket.line_bytes
+    def engine_model(self) -> Engine:
+        """The engine ``run`` uses: ``engine``, or the one the registry's ``auto`` rule
+        picks by the run's message count (``EngineRegistry.choose``)."""
+        return ENGINES.choose(
+            self.engine,
+            self.plan,
+            self.plan.chunk_bytes(self.size),
+            self.pod.socket.line_bytes,
+            background=self.gemm_tiles > 0,
         )
-        if lines > AUTO_PACKET_MESSAGES:  # the flags cannot bring it back under
-            return "flow"
-        return "packet" if lines + flag_messages(self.plan) <= AUTO_PACKET_MESSAGES else "flow"
+
+    @property
+    def chosen_engine(self) -> str:
+        """The name of the engine ``run`` uses (``engine_model``)."""
+        return self.engine_model.name
 
     def run(self, placement: Placement | None = None) -> SimResult:
         """Simulate the scenario (at ``placement``, or its own) on its engine
@@ -259,37 +229,13 @@ class Scenario:
         bound with its best run so far and skips a run that cannot beat it."""
         prove_once(self.plan)
         placement = placement or self.placement()
-        info = self._info(placement)
-        if self.chosen_engine == "flow":
-            from nunasim.engine.flow.engine import FlowRun  # see placement()
-
-            flow = FlowRun(self.pod, self.plan, placement, self.dtype)
-
-            def flow_run(deadline_ps: int | None) -> SimResult | None:
-                result = flow.run(deadline_ps)
-                return None if result is None else replace(result, info=info)
-
-            return PreparedRun(flow.lower_bound_ps, flow_run)
         background = None
         if self.gemm_tiles and self.gemm_tile is not None:
             background = place_gemm(
                 placement.address_map, self.plan.ngpus, self.gemm_tiles, self.gemm_tile, self.seed
             )
-        lowered = lower(self.pod, self.plan, placement, self.dtype, background)
-        bound = lower_bound_ps(lowered)
-        if bound >= TIME_LIMIT_PS:
-            raise ConfigError(
-                f"this run takes at least {format_time(bound)} of simulated time, more than "
-                f"the packet engine's {format_time(TIME_LIMIT_PS)}: a smaller collective or "
-                "faster hardware (the slowest resource sets the bound)"
-            )
-        l1_ps = self.pod.socket.l1_latency_ps
-
-        def packet(deadline_ps: int | None) -> SimResult | None:
-            trace = simulate(lowered, deadline_ps)
-            return None if trace is None else build_result(trace, bound, l1_ps, info)
-
-        return PreparedRun(bound, packet)
+        job = Job(self.pod, self.plan, placement, self.dtype, background, self._info(placement))
+        return self.engine_model.prepare(job)
 
     def _info(self, placement: Placement) -> RunInfo:
         return RunInfo(

@@ -23,6 +23,9 @@ PS_PER_NS = 1_000
 PS_PER_US = 1_000_000
 PS_PER_MS = 1_000_000_000
 PS_PER_S = 1_000_000_000_000
+# Seconds in a picosecond, for a product (``ps * SECONDS_PER_PS``, as the LLM study's
+# throughputs have always been computed: it can differ from ``ps / PS_PER_S`` in the last bit).
+SECONDS_PER_PS = 1e-12
 
 _SIZE_FACTORS = {
     "": 1,
@@ -117,6 +120,25 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes}B"
 
 
+def bytes_to_mb(nbytes: float) -> float:
+    """Decimal megabytes in ``nbytes``."""
+    return nbytes / 1e6
+
+
+def bytes_to_gb(nbytes: float) -> float:
+    """Decimal gigabytes in ``nbytes``."""
+    return nbytes / 1e9
+
+
+def format_memory(nbytes: int) -> str:
+    """An amount of memory to three figures or so: ``"412 MB"``, ``"9.4 GB"``,
+    ``"1.6e+22 GB"`` (an estimate, unlike ``format_size``'s exact names)."""
+    if nbytes < _SIZE_FACTORS["GB"]:
+        return f"{bytes_to_mb(nbytes):,.0f} MB"
+    gb = bytes_to_gb(nbytes)
+    return f"{gb:,.1f} GB" if nbytes < _SIZE_FACTORS["GB"] * 10**6 else f"{gb:.3g} GB"
+
+
 # --- time --------------------------------------------------------------------------------
 
 
@@ -138,8 +160,19 @@ def ps_to_us(ps: int) -> float:
     return ps / PS_PER_US
 
 
+def ps_to_ms(ps: float) -> float:
+    # A float divisor, as conversions to ms have always divided: int / int is the exact
+    # quotient rounded once, int / float rounds the int first (the same below 2**53 ps).
+    return ps / float(PS_PER_MS)
+
+
 def ps_to_s(ps: int) -> float:
     return ps / PS_PER_S
+
+
+def s_to_ps(seconds: float) -> float:
+    """Picoseconds in ``seconds``, unrounded (``ns`` and ``us`` round to the picosecond)."""
+    return seconds * float(PS_PER_S)
 
 
 def _round_ps(value: float) -> int:

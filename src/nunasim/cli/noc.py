@@ -12,8 +12,8 @@ import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import file_option, json_option, preset_option, seed_option
-from nunasim.engine.noc import RATE_UNITS, TRAFFIC_PATTERNS, NocResult, Pattern
-from nunasim.engine.noc_saturation import saturation
+from nunasim.engine.noc.run import RATE_UNITS, TRAFFIC_PATTERNS, NocResult, Pattern
+from nunasim.engine.noc.saturation import saturation
 from nunasim.errors import ConfigError
 from nunasim.experiments.noc_curve import CurveSpec, curve_table, default_workers, sweep
 from nunasim.hardware import Mesh

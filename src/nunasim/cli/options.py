@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from nunasim.engine.admission import MEMORY_ENV, limit_memory
+from nunasim.engine.lowering.admission import MEMORY_ENV, limit_memory
 from nunasim.errors import ConfigError
 from nunasim.experiments.tbsearch import SEARCHES
 from nunasim.mapping.buffer_layout import LAYOUTS
-from nunasim.policies.place import CONFIGURATIONS
+from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.units import parse_size
 
 preset_option = click.option(

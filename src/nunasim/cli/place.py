@@ -23,7 +23,7 @@ from nunasim.errors import ConfigError
 from nunasim.io.placement_json import check_placement_path, write_placement
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
-from nunasim.policies.place import configuration
+from nunasim.policies.configurations import configuration
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Configuration, Scenario
 from nunasim.units import format_size

@@ -23,14 +23,14 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.collectives.builtins import COLLECTIVES
-from nunasim.engine.admission import admit
+from nunasim.engine.base import AUTO, ENGINES
 from nunasim.errors import ConfigError
 from nunasim.experiments.sweep import Point, run_point
 from nunasim.experiments.tbsearch import MAX_SEARCH_THREADS, default_threads
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
-from nunasim.scenario import ENGINES, Configuration
+from nunasim.scenario import Configuration
 from nunasim.units import format_size, parse_size
 
 
@@ -91,11 +91,11 @@ def _refuse_what_the_plan_fixes() -> None:
 )
 @click.option(
     "--engine",
-    type=click.Choice(ENGINES),
-    default="auto",
+    type=click.Choice(ENGINES.choices()),
+    default=AUTO,
     show_default=True,
     help="packet (every flit), flow (max-min fair flows, for large runs) or auto: packet "
-    "while the run fits its budget.",
+    "up to its message limit or with a background GEMM, flow beyond.",
 )
 @search_option
 @click.option(
@@ -179,12 +179,12 @@ def simulate_command(
     )
     if threads is None:
         threads = default_threads()
-    if point.threadblocks == "auto" and engine == "packet":
+    if point.threadblocks == "auto" and engine != AUTO:
         # The search's runs split the work over more threadblocks, never fewer lines, than
         # the plan at its own count: if that does not fit, none does, and the search that
         # would build every candidate first is not worth starting.
         base = point.base_plan()
-        admit(base, base.chunk_bytes(point.size), preset.pod.socket.line_bytes)
+        ENGINES[engine].admit(base, base.chunk_bytes(point.size), preset.pod.socket)
     # Progress on a terminal only: the search's candidates, or the run's two phases.
     if sys.stderr.isatty():
         from tqdm import tqdm  # not loaded when nothing is shown

@@ -24,7 +24,7 @@ from nunasim.experiments.tune import thresholds, tune
 from nunasim.io.files import check_output_folder, write_atomically
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
-from nunasim.policies.place import CONFIGURATIONS
+from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.units import format_size, parse_size
 
 

@@ -13,7 +13,7 @@ has a default:
   low-parallelism point) and ``chunks`` (per peer block) just enough to give every
   threadblock work, ``ceil(tbs / (gpus - 1))``. One per peer is the best-performing count
   for 100 kB collectives on ``nextgen-4die`` under UA; at 1 MB two or four per peer do
-  better, and NAP+NAR often prefers four or eight (docs/engine.md). The experiments
+  better, and NAP+NAR often prefers four or eight. The experiments
   therefore sweep the count per configuration, as the paper does;
 - ``allreduce:onepass``: ``tbs = gpus - 1``, ``chunks = gpus`` (chunks of the whole buffer);
 - ring algorithms: ``tbs = 1`` channel and ``chunks = tbs``.
@@ -108,7 +108,7 @@ def _split(name: str) -> tuple[str, list[str]]:
 # with the square of its GPUs (a direct All-Gather of 256 GPUs builds in about 4 s and
 # 0.3 GB, one of 1,024 would take over a minute and more than 1 GB).
 MAX_GPUS = 256
-MAX_THREADBLOCKS = 1 << 16  # over the whole pod
+MAX_POD_THREADBLOCKS = 1 << 16  # over the whole pod, all GPUs together
 MAX_CHUNKS = 1 << 16  # per GPU's share of the collective
 
 
@@ -175,9 +175,10 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
         raise ConfigError("tbs and chunks must be at least 1", source=name)
     if gpus > MAX_GPUS:
         raise ConfigError(f"gpus={gpus} is more than {MAX_GPUS:,} GPUs", source=name)
-    if gpus * tbs > MAX_THREADBLOCKS:
+    if gpus * tbs > MAX_POD_THREADBLOCKS:
         raise ConfigError(
-            f"{gpus} GPUs x tbs={tbs} is more than {MAX_THREADBLOCKS:,} threadblocks", source=name
+            f"{gpus} GPUs x tbs={tbs} is more than {MAX_POD_THREADBLOCKS:,} threadblocks",
+            source=name,
         )
     if chunks > MAX_CHUNKS:
         raise ConfigError(f"chunks={chunks} is more than {MAX_CHUNKS:,}", source=name)
@@ -205,7 +206,7 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
 # Plans built so far, by recipe, most recently used last. Plans are frozen, and the work
 # done on a plan (its structural proof, access table and placement facts) is kept per plan
 # object, so handing back the same object saves a sweep that work at every other size and
-# configuration: about 35 s of a 64-GPU All-Reduce search's 57 s (docs/engine.md). Bounded
+# configuration: about 35 s of a 64-GPU All-Reduce search's 57 s (docs/engine-measured.md). Bounded
 # by threadblocks, which the plan's memory and that work's grow with: about 3 KB each for
 # an All-Reduce, so the bound holds a few hundred MB (every candidate count of a
 # collective on 2-64 GPUs, 250 k threadblocks).

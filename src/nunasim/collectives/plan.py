@@ -82,7 +82,14 @@ class Protocol(StrEnum):
 
     def lines(self, data_bytes: int, line_bytes: int) -> int:
         """Lines that ``data_bytes`` of data occupy in this wire format."""
-        return -(-data_bytes // self.data_bytes_per_line(line_bytes))
+        return lines_for(data_bytes, self.data_bytes_per_line(line_bytes))
+
+
+def lines_for(data_bytes: int, data_per_line: int) -> int:
+    """Lines that ``data_bytes`` of data occupy at ``data_per_line`` data bytes a line, the
+    last one perhaps part full: ``Protocol.lines`` once a format's data per line is known,
+    and plain lines (no format: a line's bytes of data each)."""
+    return -(-data_bytes // data_per_line)
 
 
 # The protocols' definitions, as (data bytes, bytes) of the word that carries them: LL puts

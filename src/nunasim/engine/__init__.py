@@ -1,10 +1,9 @@
-"""Layer 4: time. Lowering to arrays, the analytic oracle, the packet engine, results."""
+"""Layer 4: time. The engine interface and registry (``base``), the shared kernel and
+lowering, the engines (``packet``, ``flow``, ``analytic``, and ``noc`` for synthetic
+traffic), and the result tables."""
 
-# Bumped whenever an engine's results change (a model fix, a new rule), so results cached
-# by an earlier model are recomputed rather than served. 2: the flow engine's window floor
-# and waves that take drains and events together.
+# Bumped whenever the model every engine shares changes its results (a model fix, a new
+# rule), so results cached by an earlier model are recomputed rather than served; an engine
+# whose own model changes bumps its own ``revision``. 2: the flow engine's window floor and
+# waves that take drains and events together.
 MODEL_REVISION = 2
-# Bumped when only the flow engine's results change: only results that may have come from
-# it (``experiments.engines``) are recomputed. 1: a step's fetches and deliveries overlap
-# when its window holds them all; a delivery's last line takes its lines' mean trip.
-FLOW_REVISION = 1

@@ -45,6 +45,10 @@ class LazyTable:
         table = instance.__dict__[self.slot]
         return table[name] if isinstance(table, dict) else table[name].to_numpy()
 
+    def has(self, instance: object, name: str) -> bool:
+        """Whether the table has a column ``name``."""
+        return name in instance.__dict__[self.slot]
+
     def rows(self, instance: object) -> int:
         table = instance.__dict__[self.slot]
         if isinstance(table, dict):

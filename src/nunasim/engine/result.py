@@ -19,20 +19,20 @@ MSCCL++ packets a line carries less data; the store table has the data bytes of 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from nunasim.engine.kernel.kinds import LOAD, RESOURCE_NAMES, STACK, STORE, WRITE
 from nunasim.engine.lazy_table import Columns, LazyTable
-from nunasim.engine.messages import LOAD, STORE, WRITE
-from nunasim.engine.packet.engine import Trace
-from nunasim.engine.resources import RESOURCE_NAMES
 from nunasim.errors import ConfigError
 from nunasim.units import PS_PER_NS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from nunasim.engine.lowering.lower import Lowered
 
 
 @dataclass(frozen=True)
@@ -69,16 +69,34 @@ class SimResult:
     lower_bound_ps: int
     data_bytes_delivered: int = 0  # the data in those bytes (less under LL, LL128, packets)
     info: RunInfo | None = None  # what ran; set by the scenario
-    engine: str = "packet"  # the engine that ran it: "packet" or "flow"
+    engine: str = "packet"  # the name of the engine that ran it (``nunasim.engine.base``)
+    engine_revision: int = 0  # the revision of that engine's model
+    # Data bytes written or stored at each [GPU, stack] by the collective; None: not given.
+    stack_bytes: np.ndarray | None = None
+
+    def replaced(self, **changes: object) -> SimResult:
+        """A copy with ``changes``, as ``dataclasses.replace`` makes one but without reading
+        the tables (which would build their DataFrames and load pandas)."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise TypeError(f"SimResult has no field {', '.join(sorted(unknown))}")
+        copy = object.__new__(SimResult)
+        copy.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            if name in ("stores", "resources"):
+                vars(SimResult)[name].__set__(copy, value)
+            else:
+                copy.__dict__[name] = value
+        return copy
 
     def store_latency_ns(self) -> dict[str, float]:
-        """One-way store latency: mean, p50, p99, max and min, in ns. The flow engine gives
-        the mean only (of its transfers' zero-load means, weighted by their lines); the
-        others are NaN."""
+        """One-way store latency: mean, p50, p99, max and min, in ns. A store table of
+        transfers rather than lines (the flow engine's: it has a ``lines`` column) gives the
+        mean only (of its transfers' means, weighted by their lines); the others are NaN."""
         latency = self._store_column("latency_ps") / PS_PER_NS
         if not len(latency):
             return {"mean": 0.0, "p50": 0.0, "p99": 0.0, "max": 0.0, "min": 0.0}
-        if self.engine == "flow":
+        if _STORES.has(self, "lines"):
             mean = float(np.average(latency, weights=self._store_column("lines")))
             return {"mean": mean, "p50": np.nan, "p99": np.nan, "max": np.nan, "min": np.nan}
         return {
@@ -163,64 +181,39 @@ class SimResult:
 _STORES: LazyTable = vars(SimResult)["stores"]
 
 
-def build_result(
-    trace: Trace, lower_bound_ps: int, l1_ps: int, info: RunInfo | None = None
-) -> SimResult:
-    lo = trace.lowered
-    stores = np.nonzero(lo.msg_kind == STORE)[0]
-    res = lo.resources
-    issue, done = trace.msg_issue[stores], trace.msg_done[stores]
-    inject = issue + l1_ps
-    table: Columns = {
+def deliveries(lo: Lowered, done: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """What the collective's messages (a background GEMM's aside) deliver: the wire bytes
+    of every line written, stored or loaded (``bytes_delivered``), the data in them, and
+    the data bytes written or stored at each [GPU, stack] by those that are ``done``."""
+    collective = ~lo.step_background
+    data = np.nonzero(np.isin(lo.msg_kind, (WRITE, STORE, LOAD)))[0]
+    data = data[collective[lo.lineop_step[lo.msg_lineop[data]]]]
+    landed = np.nonzero(np.isin(lo.msg_kind, (STORE, WRITE)) & done)[0]
+    landed = landed[collective[lo.lineop_step[lo.msg_lineop[landed]]]]
+    stacks = int(np.count_nonzero(lo.resources.kind == STACK)) // max(lo.ngpus, 1)
+    stack_bytes = np.zeros((lo.ngpus, stacks), dtype=np.int64)
+    np.add.at(stack_bytes, (lo.msg_dst_gpu[landed], lo.msg_stack[landed]), lo.msg_bytes[landed])
+    return len(data) * lo.line_bytes, int(lo.msg_bytes[data].sum()), stack_bytes
+
+
+def store_identity(lo: Lowered, stores: np.ndarray) -> Columns:
+    """The columns that say which store each row of a per-store table is (``stores``:
+    message ids): its message, GPUs, egress port, stack and data bytes."""
+    return {
         "message": stores,
         "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
         "dst_gpu": lo.msg_dst_gpu[stores],
         "egress_port": lo.msg_port[stores],
         "dst_stack": lo.msg_stack[stores],
         "data_bytes": lo.msg_bytes[stores],
-        "issue_ps": issue,
-        "done_ps": done,
-        "latency_ps": done - inject,
-        "l1": np.full(len(stores), l1_ps),
-        "src_noc": trace.msg_port_in[stores] - inject,
-        "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
-        "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
-        "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
-        "memory": done - trace.msg_stack_in[stores],
     }
-    if not len(stores):
-        table = {"latency_ps": np.empty(0, dtype=object)}  # as an empty DataFrame has it
-    collective = ~lo.step_background
-    completion = int(trace.step_end[collective].max()) if collective.any() else 0
-    used = np.nonzero(trace.res_flits)[0]
-    span = max(completion, 1)
-    names = np.array(RESOURCE_NAMES, dtype=object)
-    resources: Columns = {
-        "kind": names[res.kind[used]],
+
+
+def resource_identity(lo: Lowered, used: np.ndarray) -> Columns:
+    """The columns that say which resource each row of a per-resource table is."""
+    res = lo.resources
+    return {
+        "kind": np.array(RESOURCE_NAMES, dtype=object)[res.kind[used]],
         "gpu": res.gpu[used],
         "index": res.index[used],
-        "flits": trace.res_flits[used],
-        "busy_ps": trace.res_busy[used],
-        "utilisation": trace.res_busy[used] / span,
-        "max_wait_ps": trace.res_wait_max[used],
-        "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
     }
-    data = np.nonzero(np.isin(lo.msg_kind, (WRITE, STORE, LOAD)))[0]
-    data = data[collective[lo.lineop_step[lo.msg_lineop[data]]]]
-    delivered = len(data)
-    data_delivered = int(lo.msg_bytes[data].sum())
-    gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
-    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], trace.step_end[collective])
-    return SimResult(
-        completion_ps=completion,
-        gpu_completion_ps=gpu_done,
-        stores=table,
-        resources=resources,
-        messages=lo.messages,
-        events=trace.events,
-        wall_s=trace.wall_s,
-        bytes_delivered=delivered * lo.line_bytes,
-        data_bytes_delivered=data_delivered,
-        lower_bound_ps=lower_bound_ps,
-        info=info,
-    )

@@ -5,8 +5,9 @@ pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a pl
 bytes), and every other field of the point (size, configuration and granularity, seed,
 layout, background GEMM, the search, and any field a later version adds, but for a field
 added later at the value every earlier point had: ``KEY_NEUTRAL``), with the package version and
-the engines' model revision (``nunasim.engine.MODEL_REVISION``), and for a point that may
-run on the flow engine (``experiments.engines``) the flow engine's (``FLOW_REVISION``).
+the engines' shared model revision (``nunasim.engine.MODEL_REVISION``), and the own
+``revision`` of every engine the point may run on (``experiments.engines``; a revision of
+0, the shared model's, is left out, as keys had it before engines had their own).
 Changing any of them misses the cache; nothing is ever looked up by a name alone.
 
 Each entry is written whole or not at all (a temporary file moved into place), so a sweep
@@ -28,9 +29,9 @@ import numpy as np
 
 from nunasim import __version__
 from nunasim.collectives.builtins import is_builtin_name
-from nunasim.engine import FLOW_REVISION, MODEL_REVISION
+from nunasim.engine import MODEL_REVISION
 from nunasim.errors import ConfigError
-from nunasim.experiments.engines import may_run_flow
+from nunasim.experiments.engines import point_engines
 from nunasim.io.files import check_output_folder, write_atomically
 
 if TYPE_CHECKING:
@@ -72,8 +73,9 @@ def point_key(point: Any, preset: Preset) -> str:
         "preset": preset.name,
         "pod": repr(preset.pod),
     }
-    if may_run_flow(point, preset):
-        content["flow"] = str(FLOW_REVISION)
+    for engine in point_engines(point, preset):
+        if engine.revision:
+            content[engine.name] = str(engine.revision)
     for field in fields(point):
         value = getattr(point, field.name)
         if field.name in KEY_NEUTRAL and value == KEY_NEUTRAL[field.name]:

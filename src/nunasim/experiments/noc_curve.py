@@ -13,7 +13,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nunasim.engine.noc import NocResult, Pattern, check_run, run_noc
+import numpy as np
+
+from nunasim.engine.noc.run import NocResult, Pattern, check_run, run_noc
+from nunasim.engine.noc.saturation import SATURATION_LATENCY_FACTOR, saturation
 from nunasim.hardware import Socket
 
 if TYPE_CHECKING:
@@ -90,8 +93,43 @@ def sweep(
     return [r for r in results if r is not None]
 
 
+# The saturation marks of a point's curve (one curve per packet size), on each of its rows.
+SATURATION_COLUMNS = (
+    "saturation_latency_cycles",
+    "saturation_load",
+    "saturation_load_high",
+    "overload_accepted",
+    "overload_offered",
+)
+
+
 def curve_table(results: Sequence[NocResult], preset: str) -> pd.DataFrame:
-    """One row per point: every result field, and the preset."""
+    """One row per point: every result field, the preset, and the saturation marks of its
+    curve (``SATURATION_COLUMNS``, NaN where the sweep does not show one): a plot reads them
+    from the table rather than working them out."""
     import pandas as pd  # only sweeps that write or draw need it
 
-    return pd.DataFrame([{"preset": preset, **r.as_dict()} for r in results])
+    table = pd.DataFrame([{"preset": preset, **r.as_dict()} for r in results])
+    if table.empty:
+        return table
+    for column in SATURATION_COLUMNS:
+        table[column] = np.nan
+    for _, rows in table.groupby("packet_flits"):
+        zero_load = float(rows["pattern_zero_load_cycles"].iloc[0])
+        marks = saturation(
+            rows["offered_flits_per_node_cycle"].to_numpy(),
+            rows["accepted_flits_per_node_cycle"].to_numpy(),
+            rows["avg_latency_cycles"].to_numpy(),
+            zero_load,
+            rows["saturated"].to_numpy(dtype=bool),
+        )
+        values = (
+            SATURATION_LATENCY_FACTOR * zero_load,
+            marks.load,
+            marks.load_high,
+            marks.overload_accepted,
+            marks.overload_offered,
+        )
+        for column, value in zip(SATURATION_COLUMNS, values, strict=True):
+            table.loc[rows.index, column] = np.nan if value is None else value
+    return table

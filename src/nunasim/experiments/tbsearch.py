@@ -3,10 +3,11 @@ best-performing number of threadblocks", section 5.1): one search that ``simulat
 ``headline`` and ``fig9`` all use, so one experiment gives one number.
 
 The candidates cover the paper's range, from one threadblock per peer up to
-``MAX_THREADBLOCKS`` per GPU (the 1,008 of its Fig. 13): 1, 2, 4, ... threadblocks per peer,
-and the largest count the range allows, and every one is considered: completion time is
-not a smooth function of the count (a count can align a plan's chunks with the dies, pages
-or domains and the next one not), so a search that stops at the first rise misses the best.
+``SEARCH_MAX_THREADBLOCKS_PER_GPU`` (the 1,008 per GPU of its Fig. 13): 1, 2, 4, ...
+threadblocks per peer, and the largest count the range allows, and every one is
+considered: completion time is not a smooth function of the count (a count can align a
+plan's chunks with the dies, pages or domains and the next one not), so a search that
+stops at the first rise misses the best.
 The answer is the exhaustive search's: the fastest run, the first in that ascending order
 (its *rank*) among equally fast ones. Two rules make the losers cheap without changing it:
 
@@ -56,7 +57,8 @@ from nunasim.hardware import Pod
 from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
 
-MAX_THREADBLOCKS = 1008
+# The most threadblocks per GPU a search tries: the paper's range (its Fig. 13).
+SEARCH_MAX_THREADBLOCKS_PER_GPU = 1008
 # The searches over threadblock counts and NAR granularities (see the module's text).
 SEARCHES = ("staged", "joint")
 # Runs of one search in flight at once, at most: each holds its prepared state (about
@@ -71,7 +73,7 @@ def default_threads() -> int:
     return max(1, min(cores or 1, MAX_SEARCH_THREADS))
 
 
-def candidate_counts(gpus: int, limit: int = MAX_THREADBLOCKS) -> tuple[int, ...]:
+def candidate_counts(gpus: int, limit: int = SEARCH_MAX_THREADBLOCKS_PER_GPU) -> tuple[int, ...]:
     """Threadblocks per GPU to try for a direct plan on ``gpus`` GPUs."""
     peers = gpus - 1
     counts, per_peer = [], 1

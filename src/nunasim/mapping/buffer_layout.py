@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nunasim.collectives.plan import lines_for
+
 LAYOUTS = ("aligned", "packed")
 
 
@@ -37,7 +39,7 @@ class BufferLayout:
             return self.chunk_bytes
         if self.chunk_bytes >= self.page_bytes:
             return -(-self.chunk_bytes // self.page_bytes) * self.page_bytes
-        return -(-self.chunk_bytes // self.line_bytes) * self.line_bytes
+        return lines_for(self.chunk_bytes, self.line_bytes) * self.line_bytes
 
     @property
     def chunks_per_page(self) -> int:

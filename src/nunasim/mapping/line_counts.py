@@ -12,20 +12,109 @@ granularity estimate the first lines of every remote chunk.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 import numpy as np
 
 from nunasim.jit import jit
 from nunasim.mapping.address import REGION_SHIFT, AddressMap
-from nunasim.mapping.port_runs import fold_width, line_port, run_spans
-from nunasim.mapping.port_tally import flush, tally_cyclic
+from nunasim.mapping.port_runs import HASHES, MAX_SPANS, fold_width, line_port, run_spans
+from nunasim.mapping.port_tally import flush, router_runs, tally_cyclic
+
+if TYPE_CHECKING:
+    from nunasim.mapping.placement import Placement
+
+# What ``count_range`` reads and writes, bundled by meaning and built once in Python (a
+# compiled kernel takes a dozen arguments at most; numba types a bundle on each call from
+# Python, a few microseconds: benchmarks/mapping_kernel_calls.py).
 
 
-def region_columns(amap: AddressMap) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per region of ``amap``, what ``count_lines`` reads of it: its stack, first port, port
-    count and the XOR fold's width over that count."""
+class PageTables(NamedTuple):
+    """Where a placement puts the lines of its buffers' chunks."""
+
+    offsets: np.ndarray  # per chunk of a buffer: its byte offset (``BufferLayout.offsets``)
+    first: np.ndarray  # [GPU, buffer]: the row of its first page in ``region`` and ``frame``
+    region: np.ndarray  # per page: its region of the address map
+    frame: np.ndarray  # per page: its frame in that region
+    line_bytes: int
+    page_bytes: int
+
+    @classmethod
+    def of(cls, placement: Placement, chunks: int) -> PageTables:
+        """``placement``'s tables, with the offsets of a buffer's first ``chunks`` chunks."""
+        table, socket = placement.page_table, placement.socket
+        return cls(
+            placement.layout.offsets(np.arange(chunks)),
+            table.first,
+            table.region,
+            table.frame,
+            socket.line_bytes,
+            socket.page_bytes,
+        )
+
+
+class Regions(NamedTuple):
+    """Per region of an address map: its stack, first port, port count and the XOR fold's
+    width over that count (``region_columns``)."""
+
+    stack: np.ndarray
+    first_port: np.ndarray
+    ports: np.ndarray
+    width: np.ndarray
+
+
+class PortMap(NamedTuple):
+    """How lines reach ports: the socket's port hash, and each port's port router with the
+    spans of consecutive ports that share one (``port_tally.router_runs``)."""
+
+    mode: int  # the port hash (``port_runs.HASHES``)
+    router: np.ndarray  # per port: its port router, as a row of the per-router tables
+    run_start: np.ndarray
+    run_router: np.ndarray
+    run_of_port: np.ndarray
+
+    @classmethod
+    def of(cls, port_hash: str, router: np.ndarray) -> PortMap:
+        """The map of the port hash named ``port_hash`` (``Socket.port_hash``), each port
+        ``p`` on port router ``router[p]``."""
+        router = np.asarray(router, dtype=np.int64)
+        return cls(HASHES[port_hash], router, *router_runs(router))
+
+
+class WireFormat(NamedTuple):
+    """Per protocol (a row) and prefix of a chunk's lines: the wire lines and data bytes
+    that land on those lines, summed; and the wire lines most lines carry, with the lines
+    that carry another number (CSR over protocols: the line and its difference)."""
+
+    wire_cum: np.ndarray  # [protocol, lines + 1]
+    data_cum: np.ndarray  # [protocol, lines + 1]
+    base: np.ndarray  # per protocol
+    extra_start: np.ndarray  # per protocol, and one more
+    extra_line: np.ndarray
+    extra_wire: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """Working space of a count, reused range after range (``scratch``)."""
+
+    spans: np.ndarray  # [MAX_SPANS, 3]: a run's spans of ports
+    diff: np.ndarray  # per port, and one more: the difference array of ``port_tally``
+
+
+class RangeCounts(NamedTuple):
+    """Where ``count_range`` adds a range's counts."""
+
+    port: np.ndarray  # per port: wire lines
+    router_stack: np.ndarray  # per (port router, stack), flat: wire lines
+    stack: np.ndarray  # per stack: wire lines
+    data: np.ndarray  # per stack: data bytes
+
+
+def region_columns(amap: AddressMap) -> Regions:
+    """Per region of ``amap``, what ``count_range`` reads of it."""
     regions = amap.regions
     ports = np.array([r.ports for r in regions], dtype=np.int64)
-    return (
+    return Regions(
         np.array([r.stack for r in regions], dtype=np.int64),
         np.array([r.first_port for r in regions], dtype=np.int64),
         ports,
@@ -33,53 +122,40 @@ def region_columns(amap: AddressMap) -> tuple[np.ndarray, np.ndarray, np.ndarray
     )
 
 
+@jit(inline=True)
+def plain_wire(lines):
+    """The plain format's ``WireFormat`` over a chunk's first ``lines`` lines: one wire
+    line per line, nothing out of the usual (the data sums are the wire lines' too)."""
+    cumulative = np.arange(lines + 1).reshape(1, lines + 1)
+    none = np.zeros(0, dtype=np.int64)
+    return WireFormat(
+        cumulative, cumulative, np.ones(1, np.int64), np.zeros(2, np.int64), none, none
+    )
+
+
+@jit(inline=True)
+def scratch(ports):
+    """A ``Scratch`` for counts over ``ports`` ports."""
+    return Scratch(np.empty((MAX_SPANS, 3), dtype=np.int64), np.zeros(ports + 1, dtype=np.int64))
+
+
 @jit
-def count_lines(
-    mgpu,
-    buffer,
-    chunk,
-    count,
-    proto,
-    crossing,
-    offsets,
-    page_first,
-    region,
-    frame,
-    region_stack,
-    region_first,
-    region_ports,
-    region_width,
-    mode,
-    line_bytes,
-    page_bytes,
-    wire_cum,
-    data_cum,
-    wire_base,
-    extra_start,
-    extra_line,
-    extra_wire,
-    port_pr,
-    spans,
-    diff,
-    run_start,
-    run_router,
-    run_of_port,
-    n_port,
-    n_prs,
-    n_stack,
-    d_stack,
-):
-    """Add one range's wire lines to the per-port, per (port router, stack) and per-stack
-    tables (the latter two with data bytes per stack too)."""
-    per_page = page_bytes // line_bytes
-    lines = wire_cum.shape[1] - 1
-    stacks = n_stack.shape[0]
-    pages = page_first[mgpu, buffer]
-    weight = wire_base[proto]
+def count_range(gpu, buffer, chunk, count, proto, crossing, pages, regions, ports, wire, work, out):
+    """Add the wire lines of chunks ``chunk .. chunk + count - 1`` of ``buffer`` on ``gpu``
+    in protocol ``proto`` to ``out`` (a ``RangeCounts``): per stack (with their data
+    bytes), and when the range ``crossing`` leaves its socket per port and per (port
+    router, stack) too. ``pages``, ``regions``, ``ports``, ``wire``: a ``PageTables``,
+    ``Regions``, ``PortMap`` and ``WireFormat``; ``work``: a ``Scratch``."""
+    line_bytes = pages.line_bytes
+    per_page = pages.page_bytes // line_bytes
+    lines = wire.wire_cum.shape[1] - 1
+    stacks = out.stack.shape[0]
+    first_page = pages.first[gpu, buffer]
+    weight = wire.base[proto]
     for k in range(chunk, chunk + count):
         # line i of the chunk is line first + i of the buffer, whatever its byte offset
-        first = offsets[k] // line_bytes
-        page = pages + first // per_page
+        first = pages.offsets[k] // line_bytes
+        page = first_page + first // per_page
         within = first % per_page
         run_region = -1
         run_line = 0
@@ -90,11 +166,11 @@ def count_lines(
             r, line, take = -1, 0, 0
             if i < lines:
                 take = min(per_page - within, lines - i)
-                r = region[page]
-                line = frame[page] * per_page + within
-                s = region_stack[r]
-                n_stack[s] += wire_cum[proto, i + take] - wire_cum[proto, i]
-                d_stack[s] += data_cum[proto, i + take] - data_cum[proto, i]
+                r = pages.region[page]
+                line = pages.frame[page] * per_page + within
+                s = regions.stack[r]
+                out.stack[s] += wire.wire_cum[proto, i + take] - wire.wire_cum[proto, i]
+                out.data[s] += wire.data_cum[proto, i + take] - wire.data_cum[proto, i]
                 i += take
                 page += 1
                 within = 0
@@ -107,51 +183,52 @@ def count_lines(
                 # spelled out here, not in a helper: a call with this many arrays costs
                 # more than the counting it does
                 q = run_region
-                ports = region_ports[q]
+                n_ports = regions.ports[q]
                 address = (q << REGION_SHIFT) | run_line
-                n = run_spans(address, run_line, run_lines, ports, region_width[q], mode, spans)
+                spans = work.spans
+                n = run_spans(address, run_line, run_lines, n_ports, regions.width[q],
+                              ports.mode, spans)  # fmt: skip
                 for j in range(n):
-                    tally_cyclic(region_first[q], ports, spans[j, 0], spans[j, 1],
-                                 weight * spans[j, 2], region_stack[q], stacks, diff, n_prs,
-                                 run_start, run_router, run_of_port)  # fmt: skip
+                    tally_cyclic(regions.first_port[q], n_ports, spans[j, 0], spans[j, 1],
+                                 weight * spans[j, 2], regions.stack[q], stacks, work.diff,
+                                 out.router_stack, ports.run_start, ports.run_router,
+                                 ports.run_of_port)  # fmt: skip
             run_region, run_line, run_lines = r, line, take
         if not crossing:
             continue
         # the lines that carry other than ``weight`` wire lines, one at a time
-        for j in range(extra_start[proto], extra_start[proto + 1]):
-            b = first + extra_line[j]
-            page = pages + b // per_page
-            r = region[page]
-            line = frame[page] * per_page + b % per_page
+        for j in range(wire.extra_start[proto], wire.extra_start[proto + 1]):
+            b = first + wire.extra_line[j]
+            page = first_page + b // per_page
+            r = pages.region[page]
+            line = pages.frame[page] * per_page + b % per_page
             p = line_port(
                 (r << REGION_SHIFT) | line,
                 line,
-                region_first[r],
-                region_ports[r],
-                region_width[r],
-                mode,
+                regions.first_port[r],
+                regions.ports[r],
+                regions.width[r],
+                ports.mode,
             )
-            n_port[p] += extra_wire[j]
-            n_prs[port_pr[p] * stacks + region_stack[r]] += extra_wire[j]
+            out.port[p] += wire.extra_wire[j]
+            out.router_stack[ports.router[p] * stacks + regions.stack[r]] += wire.extra_wire[j]
     if crossing:
-        flush(diff, n_port)
+        flush(work.diff, out.port)
 
 
 @jit
-def lines_per_stack(
-    row, gpu, buffer, chunk, lines, offsets, page_first, region, frame, region_stack,
-    line_bytes, page_bytes, out,
-):  # fmt: skip
+def count_stack_lines(row, gpu, buffer, chunk, lines, pages, region_stack, out):
     """Add the first ``lines`` lines of each chunk (``gpu``, ``buffer``, ``chunk``) to
-    ``out[row, stack]`` of the stack that holds them (a local count: no ports)."""
+    ``out[row, stack]`` of the stack that holds them (a local count: no ports). ``pages``:
+    a ``PageTables``; ``region_stack``: each region's stack."""
     stacks = out.shape[1]
-    # the plain format's tables: one wire line per line, nothing out of the usual
-    wire_cum = np.arange(lines + 1).reshape(1, lines + 1)
-    plain, no_extras, none = np.ones(1, np.int64), np.zeros(2, np.int64), np.zeros(0, np.int64)
+    none = np.zeros(0, dtype=np.int64)
+    regions = Regions(region_stack, none, none, none)
+    ports = PortMap(0, none, none, none, none)
+    work = Scratch(np.zeros((0, 3), dtype=np.int64), none)
     data = np.zeros(stacks, dtype=np.int64)
-    spans = np.zeros((0, 3), dtype=np.int64)
+    wire = plain_wire(lines)
     for j in range(row.shape[0]):
-        count_lines(gpu[j], buffer[j], chunk[j], 1, 0, False, offsets, page_first, region,
-                    frame, region_stack, none, none, none, 0, line_bytes, page_bytes, wire_cum,
-                    wire_cum, plain, no_extras, none, none, none, spans, none, none, none,
-                    none, none, none, out[row[j]], data)  # fmt: skip
+        counts = RangeCounts(none, none, out[row[j]], data)
+        count_range(gpu[j], buffer[j], chunk[j], 1, 0, False, pages, regions, ports, wire, work,
+                    counts)  # fmt: skip

@@ -54,8 +54,9 @@ class PageTable(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Configuration:
-    """One of the paper's configurations: a threadblock policy, a page policy, a routing."""
+class PlacementRule:
+    """What a configuration (``nunasim.scenario.Configuration``, by its name) does: its
+    threadblock policy, its page policy and its routing."""
 
     name: str
     threadblocks: str  # "UA", "NUMA" or "NAP"
@@ -67,7 +68,7 @@ class Configuration:
 class Placement:
     """Where a placed plan's threadblocks run and its buffers live, on every GPU."""
 
-    config: Configuration
+    config: PlacementRule
     granularity: int  # NAR domains the policy used; 1 when it used none
     size: int  # collective size in bytes
     chunk_bytes: int

@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from nunasim.units import ps_to_ns
+
 
 def draw_latency_histograms(stores: dict[str, pd.DataFrame], title: str) -> Figure:
     labels = list(stores)
-    latencies = {k: stores[k]["latency_ps"].to_numpy() / 1000 for k in labels}
+    latencies = {k: ps_to_ns(stores[k]["latency_ps"].to_numpy()) for k in labels}
     everything = np.concatenate([v for v in latencies.values() if len(v)]) if labels else []
     low = float(np.floor(min(everything) / 50) * 50) if len(everything) else 0.0
     high = float(np.ceil(max(everything) / 50) * 50) if len(everything) else 1.0

@@ -1,9 +1,11 @@
 """Latency-throughput curves of ``nunasim noc``: latency and accepted throughput against
 offered load, one line per packet size, with the saturation marks.
 
-Reads the sweep's table only (columns of ``NocResult``): offered, accepted, average latency,
-the flits ejected in the window, the pattern's zero-load latency, the saturated flag, the
-channel bound and packet_flits.
+Reads the sweep's table only (columns of ``NocResult`` and the saturation marks the sweep
+adds, ``experiments.noc_curve.curve_table``): offered, accepted, average latency, the flits
+ejected in the window, the pattern's zero-load latency, the saturated flag, the channel
+bound, packet_flits, and each curve's saturation load, its latency threshold and what it
+carries past it.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-
-from nunasim.engine.noc_saturation import SATURATION_LATENCY_FACTOR, saturation
 
 _COLOURS = ("#4a7fb0", "#d9822b", "#3b8b4a", "#8a4fa0")
 
@@ -28,37 +28,39 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
         accepted = rows["accepted_flits_per_node_cycle"].to_numpy()
         latency = rows["avg_latency_cycles"].to_numpy()
         unstable = rows["saturated"].to_numpy(dtype=bool)
-        zero_load = float(rows["pattern_zero_load_cycles"].iloc[0])
-        marks = saturation(offered, accepted, latency, zero_load, unstable)
+        first = rows.iloc[0]
+        threshold = float(first["saturation_latency_cycles"])
+        load, load_high = _mark(first["saturation_load"]), _mark(first["saturation_load_high"])
+        overload = _mark(first["overload_accepted"]), _mark(first["overload_offered"])
         label = f"{flits}-flit packets"
         # Unstable points have no settled average: drawn hollow and not joined to the curve.
         lat_ax.plot(offered[~unstable], latency[~unstable], "o-", color=colour, ms=3, label=label)
         lat_ax.plot(offered[unstable], latency[unstable], "o", mfc="none", color=colour, ms=4)
-        lat_ax.axhline(SATURATION_LATENCY_FACTOR * zero_load, color=colour, ls=":", lw=0.8)
+        lat_ax.axhline(threshold, color=colour, ls=":", lw=0.8)
         acc_ax.plot(offered, accepted, "o-", color=colour, ms=3, label=label)
         ejected = rows["ejected_flits_per_node_cycle"].to_numpy()
         acc_ax.plot(offered, ejected, "--", color=colour, lw=0.8, label=f"{label}, ejected")
         acc_ax.plot(offered[unstable], accepted[unstable], "o", mfc="none", color="black", ms=5)
-        if marks.load is not None:
+        if load is not None:
             for ax in (lat_ax, acc_ax):
-                ax.axvline(marks.load, color=colour, ls="--", lw=0.8)
-                if marks.load_high is not None:  # bracketed: shade where it lies
-                    ax.axvspan(marks.load, marks.load_high, color=colour, alpha=0.12, lw=0)
-            where = f"{marks.load:.3g}"
-            if marks.load_high is not None:
-                where += f"-{marks.load_high:.3g}"
+                ax.axvline(load, color=colour, ls="--", lw=0.8)
+                if load_high is not None:  # bracketed: shade where it lies
+                    ax.axvspan(load, load_high, color=colour, alpha=0.12, lw=0)
+            where = f"{load:.3g}"
+            if load_high is not None:
+                where += f"-{load_high:.3g}"
             lat_ax.annotate(
                 f"saturation {where}",
-                (marks.load, SATURATION_LATENCY_FACTOR * zero_load),
+                (load, threshold),
                 fontsize=7,
                 color=colour,
                 xytext=(-90, 6 + 11 * index),  # one line per series, left of the mark
                 textcoords="offset points",
             )
-        if marks.overload_accepted is not None:
+        if overload[0] is not None and overload[1] is not None:
             acc_ax.annotate(
-                f"{marks.overload_accepted:.3g} at {marks.overload_offered:.3g}",
-                (marks.overload_offered, marks.overload_accepted),
+                f"{overload[0]:.3g} at {overload[1]:.3g}",
+                (overload[1], overload[0]),
                 fontsize=7,
                 color=colour,
                 xytext=(-70, -14 - 11 * index),
@@ -86,3 +88,9 @@ def draw_noc_curve(table: pd.DataFrame, title: str) -> Figure:
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _mark(value: object) -> float | None:
+    """A saturation mark of the table, None where the sweep does not show it (NaN)."""
+    number = float(value)  # type: ignore[arg-type]
+    return None if np.isnan(number) else number

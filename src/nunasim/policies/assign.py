@@ -7,21 +7,25 @@ compiled, over threadblocks in processing order. Everything that does not depend
 budgets (candidate orders, demands, which pages a chunk covers) is computed beforehand with
 numpy, so the pass costs a few operations per candidate examined.
 
-Arrays:
+Its inputs come in four bundles, built once in Python (a compiled kernel takes a dozen
+arguments at most):
 
-- threadblocks in processing order: ``tb_gpu``, ``tb_row`` (their row of ``cu_orders``),
-  ``tb_demand``; ``tb_cu`` receives the choice;
-- ``cu_orders``: rows of candidate CUs in preference order (each row every CU);
-- the chunks of each threadblock (CSR ``chunk_start`` over threadblocks): the owning GPU,
-  the first and last page (indices into the flat ``page_region``), and whether its stack
-  is chosen near the domain's ports rather than near the threadblock's CU;
-- ``stack_orders``: candidate stacks in preference order, ``stack_len`` of them in each
+- ``Threadblocks``, in processing order: their GPU, their row of ``CuChoices.orders``,
+  their demand; ``cu`` receives each one's choice;
+- ``CuChoices``: rows of candidate CUs in preference order (each row every CU), and the
+  CUs' budgets, which the pass charges;
+- ``ChunkPages``, the chunks of each threadblock (CSR ``start`` over threadblocks): the
+  owning GPU, the first and last page (indices into the flat ``page_region``), and whether
+  its stack is chosen near the domain's ports rather than near the threadblock's CU;
+- ``StackChoices``: candidate stacks in preference order, ``lengths`` of them in each
   row: row ``d * routers + r`` by distance from router ``r`` among the stacks of domain row
-  ``d``, row ``domains * routers + d`` by distance from that domain's ports;
-- ``region_of`` [domain row, stack]: the region a page of that stack takes.
+  ``d``, row ``domains * routers + d`` by distance from that domain's ports; ``region_of``
+  [domain row, stack]: the region a page of that stack takes; and the stacks' budgets.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -71,47 +75,72 @@ def fill_stack(
     return pick, wave > 1
 
 
+class Threadblocks(NamedTuple):
+    """The threadblocks to place, in processing order."""
+
+    gpu: np.ndarray
+    row: np.ndarray  # their row of ``CuChoices.orders`` (their domain row, for stacks)
+    demand: np.ndarray
+    cu: np.ndarray  # receives each one's CU
+
+
+class CuChoices(NamedTuple):
+    """Where a threadblock may go, and the CUs' budgets (``Budget.choose``)."""
+
+    orders: np.ndarray  # rows of candidate CUs in preference order
+    capacity: np.ndarray  # per CU
+    used: np.ndarray  # [GPU, CU]: charged
+    count: np.ndarray  # [GPU, CU]: threadblocks, charged
+    residents: int  # threadblocks a CU holds at most
+    router: np.ndarray  # per CU: its router
+
+
+class ChunkPages(NamedTuple):
+    """The chunks each threadblock places (CSR ``start`` over threadblocks)."""
+
+    start: np.ndarray
+    owner: np.ndarray  # the GPU whose memory holds it
+    first_page: np.ndarray  # indices into the flat ``page_region``
+    last_page: np.ndarray
+    near_ports: np.ndarray  # its stack near the domain's ports, not near the CU
+    demand: int  # what a chunk charges its stack's budget
+
+
+class StackChoices(NamedTuple):
+    """Where a chunk's pages may go, and the stacks' budgets (``Budget.fill``)."""
+
+    routers: int  # routers of a socket
+    orders: np.ndarray  # rows of candidate stacks in preference order (see the module)
+    lengths: np.ndarray  # candidates in each row
+    capacity: np.ndarray  # per stack
+    used: np.ndarray  # [GPU, stack]: charged
+    region_of: np.ndarray  # [domain row, stack]: the region its pages take
+
+
 @jit
-def place_threadblocks(
-    tb_gpu: np.ndarray,
-    tb_row: np.ndarray,
-    tb_demand: np.ndarray,
-    cu_orders: np.ndarray,
-    cu_capacity: np.ndarray,
-    cu_used: np.ndarray,
-    cu_count: np.ndarray,
-    residents: int,
-    tb_cu: np.ndarray,
-    cu_router: np.ndarray,
-    chunk_start: np.ndarray,
-    chunk_owner: np.ndarray,
-    chunk_first_page: np.ndarray,
-    chunk_last_page: np.ndarray,
-    chunk_near_ports: np.ndarray,
-    routers: int,
-    stack_orders: np.ndarray,
-    stack_len: np.ndarray,
-    stack_capacity: np.ndarray,
-    stack_used: np.ndarray,
-    chunk_demand: int,
-    region_of: np.ndarray,
+def assign_threadblocks(
+    threadblocks: Threadblocks,
+    cus: CuChoices,
+    chunks: ChunkPages,
+    stacks: StackChoices,
     page_region: np.ndarray,
 ) -> tuple[int, int]:
-    """Every threadblock's CU, then its chunks' stacks (when ``chunk_start`` lists any), in
-    order; fills ``tb_cu``, the budgets and ``page_region``. Returns the CU and stack
-    fallbacks."""
+    """Every threadblock's CU, then its chunks' stacks (when ``chunks`` lists any), in
+    order; fills ``threadblocks.cu``, the budgets and ``page_region``. Returns the CU and
+    stack fallbacks."""
+    tbs, routers = threadblocks, stacks.routers
     cu_fallbacks, stack_fallbacks = 0, 0
-    for i in range(len(tb_gpu)):
-        g, row = tb_gpu[i], tb_row[i]
+    for i in range(len(tbs.gpu)):
+        g, row = tbs.gpu[i], tbs.row[i]
         cu, fell = choose_cu(
-            cu_orders[row], cu_capacity, cu_used[g], cu_count[g], residents, tb_demand[i]
+            cus.orders[row], cus.capacity, cus.used[g], cus.count[g], cus.residents, tbs.demand[i]
         )
         cu_fallbacks += fell
-        cu_used[g, cu] += tb_demand[i]
-        cu_count[g, cu] += 1
-        tb_cu[i] = cu
-        for j in range(chunk_start[i], chunk_start[i + 1]):
-            first, last = chunk_first_page[j], chunk_last_page[j]
+        cus.used[g, cu] += tbs.demand[i]
+        cus.count[g, cu] += 1
+        tbs.cu[i] = cu
+        for j in range(chunks.start[i], chunks.start[i + 1]):
+            first, last = chunks.first_page[j], chunks.last_page[j]
             open_pages = False
             for p in range(first, last + 1):
                 if page_region[p] < 0:
@@ -119,16 +148,16 @@ def place_threadblocks(
                     break
             if not open_pages:
                 continue
-            owner = chunk_owner[j]
-            if chunk_near_ports[j]:
-                stacks = len(region_of) * routers + row
+            owner = chunks.owner[j]
+            if chunks.near_ports[j]:
+                candidates = len(stacks.region_of) * routers + row
             else:
-                stacks = row * routers + cu_router[cu]
-            order = stack_orders[stacks, : stack_len[stacks]]
-            stack, beyond = fill_stack(order, stack_capacity, stack_used[owner], chunk_demand)
+                candidates = row * routers + cus.router[cu]
+            order = stacks.orders[candidates, : stacks.lengths[candidates]]
+            stack, beyond = fill_stack(order, stacks.capacity, stacks.used[owner], chunks.demand)
             stack_fallbacks += beyond
-            stack_used[owner, stack] += chunk_demand
-            region = region_of[row, stack]
+            stacks.used[owner, stack] += chunks.demand
+            region = stacks.region_of[row, stack]
             for p in range(first, last + 1):
                 if page_region[p] < 0:
                     page_region[p] = region

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nunasim.collectives.plan import lines_for
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.placement import BackgroundLoad
 from nunasim.policies.dispatch import ua_cus
@@ -29,7 +30,7 @@ def place_gemm(
 
     def lines(nbytes: int) -> np.ndarray:
         nonlocal page_counter
-        count = -(-nbytes // socket.line_bytes)
+        count = lines_for(nbytes, socket.line_bytes)
         pages = -(-count // per_page)
         addresses = []
         for page in range(pages):

@@ -29,6 +29,7 @@ import numpy as np
 
 from nunasim.collectives.plan import Plan
 from nunasim.hardware import Socket
+from nunasim.units import ps_to_s
 
 
 class Budget:
@@ -80,7 +81,7 @@ def stack_budget(socket: Socket) -> Budget:
         max(
             1,
             math.floor(
-                min(s.bandwidth, socket.link_bandwidth) * s.latency_ps / 1e12 / socket.line_bytes
+                ps_to_s(min(s.bandwidth, socket.link_bandwidth) * s.latency_ps) / socket.line_bytes
             ),
         )
         for s in socket.stacks

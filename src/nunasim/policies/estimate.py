@@ -1,11 +1,11 @@
 """A cheap analytic estimate of a placed collective's time, for choosing NAR granularity.
 
-The estimate adds the mean zero-load latency of a remote store (L1, source NoC, one flit on
-the port, the plane, destination NoC, the stack's access) to the time the busiest port
-direction and the busiest stack of any GPU need to serialise their lines. Fine
-granularities shorten the first term; too few threadblocks for too many domains load some
-ports unevenly and lengthen the second: the trade-off of the paper's section 6.5. It ranks
-placements; the packet engine gives the time.
+The estimate adds the mean zero-load latency of a remote store (``Pod.store_trip``: L1,
+source NoC, one flit on the port, the plane, destination NoC, the stack's access) to the
+time the busiest port direction and the busiest stack of any GPU need to serialise their
+lines. Fine granularities shorten the first term; too few threadblocks for too many
+domains load some ports unevenly and lengthen the second: the trade-off of the paper's
+section 6.5. It ranks placements; the packet engine gives the time.
 """
 
 from __future__ import annotations
@@ -18,10 +18,16 @@ from nunasim.collectives.plan import Plan
 from nunasim.hardware import Pod
 from nunasim.jit import jit
 from nunasim.mapping.accesses import plan_accesses
-from nunasim.mapping.line_counts import count_lines, region_columns
+from nunasim.mapping.line_counts import (
+    PageTables,
+    PortMap,
+    RangeCounts,
+    count_range,
+    plain_wire,
+    region_columns,
+    scratch,
+)
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.port_runs import HASHES, MAX_SPANS
-from nunasim.mapping.port_tally import router_runs
 from nunasim.mapping.resolve import crossing, remote_chunks
 from nunasim.units import transfer_ps
 
@@ -50,13 +56,7 @@ def estimate_ps(plan: Plan, placement: Placement, pod: Pod) -> float:
     to_port = int((counts.router_port * table[:, port_router]).sum())
     to_stack = int((counts.router_stack * table[counts.routers][:, stack_router]).sum())
     at_stack = int((counts.router_stack.sum(axis=0) * stack_latency).sum())
-    latency = (
-        socket.l1_latency_ps
-        + (to_port + to_stack) / counts.lines
-        + pod.port_flit_ps
-        + pod.plane_latency_ps
-        + at_stack / counts.lines
-    )
+    latency = pod.store_trip((to_port + to_stack) / counts.lines, at_stack / counts.lines).total_ps
     egress = counts.gpu_port.max() * scale
     ingress = counts.memory_port.max() * scale
     stack_flit = np.array([transfer_ps(socket.line_bytes, s.bandwidth) for s in socket.stacks])
@@ -89,7 +89,6 @@ def _remote_line_counts(
     routers, port_pr = np.unique(np.asarray(socket.port_routers), return_inverse=True)
     ports, stacks = len(socket.ports), len(socket.stacks)
     lines = min(lines_per_chunk or placement.lines_per_chunk, placement.lines_per_chunk)
-    table = placement.page_table
     top_chunk = int((accesses.chunk + accesses.count).max()) if len(rows) else 0
     router_port = np.zeros((len(socket.router_paths.latency_ps), ports), dtype=np.int64)
     gpu_port = np.zeros((plan.ngpus, ports), dtype=np.int64)
@@ -97,29 +96,19 @@ def _remote_line_counts(
     memory_stack = np.zeros((plan.ngpus, stacks), dtype=np.int64)
     router_stack = np.zeros((len(routers), stacks), dtype=np.int64)
     _count_remote(
-        accesses.gpu[rows],
-        socket.router_of_cu[placement.cus_of(accesses.gpu[rows], accesses.tb[rows])],
-        accesses.memory_gpu[rows],
-        accesses.buffer[rows],
-        accesses.chunk[rows],
-        accesses.count[rows],
-        placement.layout.offsets(np.arange(top_chunk)),
-        table.first,
-        table.region,
-        table.frame,
-        *region_columns(amap),
-        HASHES[socket.port_hash],
-        socket.line_bytes,
-        socket.page_bytes,
-        # every line of a chunk one line on the wire (the plain format), its first ``lines``
-        np.arange(lines + 1, dtype=np.int64)[None, :],
-        port_pr.astype(np.int64),
-        *router_runs(port_pr.astype(np.int64)),
-        router_port,
-        gpu_port,
-        memory_port,
-        memory_stack,
-        router_stack.reshape(-1),
+        _RemoteRanges(
+            accesses.gpu[rows],
+            socket.router_of_cu[placement.cus_of(accesses.gpu[rows], accesses.tb[rows])],
+            accesses.memory_gpu[rows],
+            accesses.buffer[rows],
+            accesses.chunk[rows],
+            accesses.count[rows],
+        ),
+        lines,  # of each chunk its first ``lines``, each one line on the wire (plain)
+        PageTables.of(placement, top_chunk),
+        region_columns(amap),
+        PortMap.of(socket.port_hash, port_pr),
+        _RemoteTables(router_port, gpu_port, memory_port, memory_stack, router_stack.reshape(-1)),
     )
     return _LineCounts(
         lines=int(memory_stack.sum()),
@@ -132,60 +121,52 @@ def _remote_line_counts(
     )
 
 
+class _RemoteRanges(NamedTuple):
+    """The remote ranges to count: who moves each (GPU, and the router of its CU) and
+    which chunks of which memory it moves."""
+
+    gpu: np.ndarray
+    router: np.ndarray
+    memory_gpu: np.ndarray
+    buffer: np.ndarray
+    chunk: np.ndarray
+    count: np.ndarray
+
+
+class _RemoteTables(NamedTuple):
+    """Where ``_count_remote`` adds the counts (``_LineCounts``'s tables)."""
+
+    router_port: np.ndarray
+    gpu_port: np.ndarray
+    memory_port: np.ndarray
+    memory_stack: np.ndarray
+    router_stack: np.ndarray  # flat: [router of the port * stacks + stack]
+
+
 @jit
-def _count_remote(
-    gpu,
-    router,
-    mgpu,
-    buffer,
-    chunk,
-    count,
-    offsets,
-    page_first,
-    region,
-    frame,
-    region_stack,
-    region_first,
-    region_ports,
-    region_width,
-    mode,
-    line_bytes,
-    page_bytes,
-    wire_cum,
-    port_pr,
-    run_start,
-    run_router,
-    run_of_port,
-    router_port,
-    gpu_port,
-    memory_port,
-    memory_stack,
-    router_stack,
-):
-    """Count every remote range's lines into the estimate's tables, range by range."""
-    ports = router_port.shape[1]
-    stacks = memory_stack.shape[1]
-    n_port = np.zeros(ports, dtype=np.int64)
+def _count_remote(ranges, lines, pages, regions, ports, out):
+    """Count the first ``lines`` lines of each chunk of every remote range (a
+    ``_RemoteRanges``) into the estimate's tables (a ``_RemoteTables``), range by range;
+    ``pages``, ``regions`` and ``ports`` as ``count_range`` reads them."""
+    nports = out.router_port.shape[1]
+    stacks = out.memory_stack.shape[1]
+    n_port = np.zeros(nports, dtype=np.int64)
     n_stack = np.zeros(stacks, dtype=np.int64)
     data = np.zeros(stacks, dtype=np.int64)
-    diff = np.zeros(ports + 1, dtype=np.int64)
-    spans = np.empty((MAX_SPANS, 3), dtype=np.int64)
-    plain = np.ones(1, dtype=np.int64)
-    no_extras = np.zeros(2, dtype=np.int64)
-    none = np.zeros(0, dtype=np.int64)
-    for a in range(gpu.shape[0]):
-        count_lines(mgpu[a], buffer[a], chunk[a], count[a], 0, True, offsets, page_first,
-                    region, frame, region_stack, region_first, region_ports, region_width,
-                    mode, line_bytes, page_bytes, wire_cum, wire_cum, plain, no_extras, none,
-                    none, port_pr, spans, diff, run_start, run_router, run_of_port, n_port,
-                    router_stack, n_stack, data)  # fmt: skip
-        for p in range(ports):
+    counts = RangeCounts(n_port, out.router_stack, n_stack, data)
+    work = scratch(nports)
+    wire = plain_wire(lines)
+    for a in range(ranges.gpu.shape[0]):
+        g, h = ranges.gpu[a], ranges.memory_gpu[a]
+        count_range(h, ranges.buffer[a], ranges.chunk[a], ranges.count[a], 0, True, pages,
+                    regions, ports, wire, work, counts)  # fmt: skip
+        for p in range(nports):
             n = n_port[p]
             if n:
-                router_port[router[a], p] += n
-                gpu_port[gpu[a], p] += n
-                memory_port[mgpu[a], p] += n
+                out.router_port[ranges.router[a], p] += n
+                out.gpu_port[g, p] += n
+                out.memory_port[h, p] += n
                 n_port[p] = 0
         for s in range(stacks):
-            memory_stack[mgpu[a], s] += n_stack[s]
+            out.memory_stack[h, s] += n_stack[s]
             n_stack[s] = 0

@@ -37,54 +37,36 @@ from functools import cached_property
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Plan, lines_for
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod, Socket
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.buffer_layout import LAYOUTS, BufferLayout
 from nunasim.mapping.domains import domain_layout
-from nunasim.mapping.line_counts import lines_per_stack, region_columns
+from nunasim.mapping.line_counts import PageTables, count_stack_lines, region_columns
 from nunasim.mapping.placement import (
     BUFFERS,
     BufferPages,
-    Configuration,
     GpuPlacement,
     PageTable,
     Placement,
+    PlacementRule,
 )
-from nunasim.policies.assign import place_flags, place_threadblocks
+from nunasim.policies.assign import (
+    ChunkPages,
+    CuChoices,
+    StackChoices,
+    Threadblocks,
+    assign_threadblocks,
+    place_flags,
+)
 from nunasim.policies.budget import cu_budget, stack_budget
+from nunasim.policies.configurations import configuration, uses_domains
 from nunasim.policies.dispatch import ua_cus
 from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.facts import BUFFER_INDEX, PlanFacts, Processing, plan_facts
 from nunasim.policies.logical import GROUPINGS
 from nunasim.policies.pages import Pages, page_frames, round_robin_regions, ua_pages
-
-CONFIGURATIONS: dict[str, Configuration] = {
-    c.name: c
-    for c in (
-        Configuration("UA", "UA", "UA", False),
-        Configuration("UA+NAR", "UA", "UA", True),
-        Configuration("NUMA", "NUMA", "UA", False),
-        Configuration("NUMA+NAR", "NUMA", "UA", True),
-        Configuration("NAP", "NAP", "NAP", False),
-        Configuration("NAP+NAR", "NAP", "NAP", True),
-        Configuration("NAP*", "NAP", "UA", False),
-        Configuration("NAP*+NAR", "NAP", "UA", True),
-    )
-}
-
-
-def configuration(name: str) -> Configuration:
-    try:
-        return CONFIGURATIONS[name]
-    except KeyError:
-        known = ", ".join(CONFIGURATIONS)
-        raise ConfigError(f"unknown configuration {name!r} (known: {known})") from None
-
-
-def uses_domains(config: Configuration) -> bool:
-    return config.nar or config.threadblocks == "NAP"
 
 
 def _ua_threadblocks(plan: Plan, socket: Socket, seed: int) -> list[np.ndarray]:
@@ -110,7 +92,7 @@ class _Placer:
         plan: Plan,
         size: int,
         pod: Pod,
-        config: Configuration,
+        config: PlacementRule,
         granularity: int,
         seed: int,
         grouping: str,
@@ -124,7 +106,7 @@ class _Placer:
         self.amap = AddressMap(socket, (granularity,) if self.nar else ())
         self.chunk_bytes = plan.chunk_bytes(size)
         self.size = size
-        self.lines_per_chunk = -(-self.chunk_bytes // socket.line_bytes)
+        self.lines_per_chunk = lines_for(self.chunk_bytes, socket.line_bytes)
         self.pages = Pages(
             plan, BufferLayout(self.chunk_bytes, socket.line_bytes, socket.page_bytes, layout)
         )
@@ -149,7 +131,7 @@ class _Placer:
 
     @cached_property
     def _stack_orders(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``place_threadblocks``' stack candidates per (domain, router) and per domain's
+        """``assign_threadblocks``' stack candidates per (domain, router) and per domain's
         ports, their lengths, and each domain's regions (``assign.py``)."""
         socket, g = self.socket, self.granularity
         layout = domain_layout(socket, g)
@@ -178,7 +160,7 @@ class _Placer:
         cu_orders: np.ndarray,
         place_pages: bool = False,
     ) -> None:
-        """Run ``place_threadblocks`` over the threadblocks of ``order``, each choosing
+        """Run ``assign_threadblocks`` over the threadblocks of ``order``, each choosing
         among the CUs of its row of ``cu_orders``, and with ``place_pages`` placing the
         chunks it touches."""
         demands = self.facts.demands(self.lines_per_chunk, self.socket.outstanding_requests)
@@ -198,29 +180,25 @@ class _Placer:
                 np.zeros(0, dtype=np.int64),
                 np.zeros((1, 1), dtype=np.int64),
             )
-        cu_fallbacks, stack_fallbacks = place_threadblocks(
-            order.gpu,
-            rows.astype(np.int64),
-            demand,
-            cu_orders.astype(np.int64),
-            self.cus.capacity,
-            self.cu_used,
-            self.cu_count,
-            int(self.cus.residents or np.iinfo(np.int64).max),
-            tb_cu,
-            self.cu_routers.astype(np.int64),
-            chunk_start,
-            owner,
-            first,
-            last,
-            near_ports,
-            self.latency.shape[0],
-            orders,
-            lengths,
-            self.stacks.capacity,
-            self.stack_used,
-            self.lines_per_chunk,
-            region_of,
+        cu_fallbacks, stack_fallbacks = assign_threadblocks(
+            Threadblocks(order.gpu, rows.astype(np.int64), demand, tb_cu),
+            CuChoices(
+                cu_orders.astype(np.int64),
+                self.cus.capacity,
+                self.cu_used,
+                self.cu_count,
+                int(self.cus.residents or np.iinfo(np.int64).max),
+                self.cu_routers.astype(np.int64),
+            ),
+            ChunkPages(chunk_start, owner, first, last, near_ports, self.lines_per_chunk),
+            StackChoices(
+                self.latency.shape[0],
+                orders,
+                lengths,
+                self.stacks.capacity,
+                self.stack_used,
+                region_of,
+            ),
             self.pages.region,
         )
         self.cu_fallbacks += cu_fallbacks
@@ -265,17 +243,11 @@ class _Placer:
         ).reshape(-1, 4)
         # every line of each chunk, on the stack its page (UA) puts it on
         hits = np.zeros((len(members), stacks), dtype=np.int64)
-        table = provisional.page_table
-        lines_per_stack(
+        count_stack_lines(
             *touched.T.copy(),  # member, owner, buffer, chunk
             self.lines_per_chunk,
-            provisional.layout.offsets(np.arange(int(touched[:, 3].max(initial=-1)) + 1)),
-            table.first,
-            table.region,
-            table.frame,
-            region_columns(self.amap)[0],
-            socket.line_bytes,
-            socket.page_bytes,
+            PageTables.of(provisional, int(touched[:, 3].max(initial=-1)) + 1),
+            region_columns(self.amap).stack,
             hits,
         )
         weight = hits.astype(np.float64)
@@ -379,7 +351,7 @@ def place(
     plan: Plan,
     size: int,
     pod: Pod,
-    config: Configuration | str,
+    config: PlacementRule | str,
     granularity: int | str = 1,
     seed: int = 0,
     grouping: str = "all",

@@ -31,25 +31,26 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.flow.tables import RouteTables
-from nunasim.engine.jit import jit
-from nunasim.engine.lineops import reduce_ps
-from nunasim.engine.resources import (
-    EGRESS,
-    EJECT,
-    INJECT,
-    LINK,
-    PLANE_OUT,
-    STACK,
-    ResourceNumbering,
-    build_resources,
+from nunasim.engine.flow.demand_kernel import (
+    DemandAccesses,
+    DemandGroups,
+    MeshPaths,
+    ResourceLayout,
+    RouteLatencies,
+    group_demands,
 )
+from nunasim.engine.flow.tables import RouteTables
+from nunasim.engine.lowering.lineops import reduce_ps
+from nunasim.engine.lowering.resources import ResourceNumbering, build_resources
 from nunasim.hardware import Pod
-from nunasim.mapping.accesses import LOAD, PROTOCOLS, READ, STORE, WRITE, AccessTable
-from nunasim.mapping.line_counts import count_lines, region_columns
+from nunasim.mapping.accesses import PROTOCOLS, READ, WRITE, AccessTable
+from nunasim.mapping.line_counts import (
+    PageTables,
+    PortMap,
+    WireFormat,
+    region_columns,
+)
 from nunasim.mapping.placement import Placement
-from nunasim.mapping.port_runs import HASHES, MAX_SPANS
-from nunasim.mapping.port_tally import router_runs
 
 
 class Demands(NamedTuple):
@@ -79,7 +80,7 @@ def wire_tables(line_bytes: int, chunk_bytes: int) -> tuple[np.ndarray, np.ndarr
     data = np.zeros((len(PROTOCOLS), lines), dtype=np.int64)
     for q, protocol in enumerate(PROTOCOLS):
         per_line = protocol.data_bytes_per_line(line_bytes)
-        first = np.arange(-(-chunk_bytes // per_line), dtype=np.int64) * per_line
+        first = np.arange(protocol.lines(chunk_bytes, line_bytes), dtype=np.int64) * per_line
         np.add.at(count[q], first // line_bytes, 1)
         np.add.at(data[q], first // line_bytes, np.minimum(first + per_line, chunk_bytes) - first)
     return count, data
@@ -145,464 +146,57 @@ def flow_demands(
     )
     unique, cached = np.unique(np.where(local[:, None], key, -1), axis=0, return_inverse=True)
     cached = cached.ravel()
-    region, frame, page_first = placement.page_table
     wire, wire_data = wire_tables(line_bytes, chunk_bytes)
-    counting = (_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
+    counting = WireFormat(_cumulative(wire), _cumulative(wire_data), *wire_extras(wire))
     del wire, wire_data  # only their sums and the lines out of the usual are counted with
     top_chunk = int((accesses.chunk + accesses.count).max()) if len(accesses.chunk) else 0
     resources = build_resources(pod, numbering)
     path = socket.router_paths
     group_start = np.searchsorted(accesses.group, np.arange(groups + 1))
-    out = _demands(
-        accesses.kind,
-        accesses.gpu,
-        socket.router_of_cu[cu_on_gpu],
-        accesses.memory_gpu,
-        accesses.buffer,
-        accesses.chunk,
-        accesses.count,
-        accesses.protocol,
-        polled,
-        np.where(local, cached, -1),
-        unique,
-        group_start,
-        chunks * -(-chunk_bytes // op_bytes),
-        compute,
-        flow_cu,
-        placement.layout.offsets(np.arange(top_chunk)),
-        page_first,
-        region,
-        frame,
-        *region_columns(amap),
-        HASHES[socket.port_hash],
-        line_bytes,
-        socket.page_bytes,
-        *counting,
-        tables.port_router_of_port,
-        *router_runs(tables.port_router_of_port),
-        tables.port_routers,
-        socket.stack_routers,
-        path.start,
-        path.links,
-        socket.mesh.routers,
-        len(socket.ports),
-        len(socket.stacks),
-        np.array(numbering.first[:-1], dtype=np.int64),
-        np.array(numbering.per_gpu, dtype=np.int64),
-        resources.occ,
-        tables.store,
-        tables.store_ack,
-        tables.load,
-        tables.read,
-        tables.write,
-        tables.write_ack,
-        socket.outstanding_requests,
-        plan.ngpus * socket.cus,
-    )
     ops = chunks * -(-chunk_bytes // op_bytes)
+    out = group_demands(
+        DemandAccesses(
+            accesses.kind,
+            accesses.gpu,
+            socket.router_of_cu[cu_on_gpu],
+            accesses.memory_gpu,
+            accesses.buffer,
+            accesses.chunk,
+            accesses.count,
+            accesses.protocol,
+            polled,
+            np.where(local, cached, -1),
+            unique,
+        ),
+        DemandGroups(group_start, ops, compute, flow_cu),
+        PageTables.of(placement, top_chunk),
+        region_columns(amap),
+        PortMap.of(socket.port_hash, tables.port_router_of_port),
+        counting,
+        MeshPaths(
+            tables.port_routers,
+            socket.stack_routers,
+            path.start,
+            path.links,
+            socket.mesh.routers,
+        ),
+        ResourceLayout(
+            len(socket.ports),
+            len(socket.stacks),
+            np.array(numbering.first[:-1], dtype=np.int64),
+            np.array(numbering.per_gpu, dtype=np.int64),
+            resources.occ,
+            socket.outstanding_requests,
+            plan.ngpus * socket.cus,
+        ),
+        RouteLatencies(
+            tables.store,
+            tables.store_ack,
+            tables.load,
+            tables.read,
+            tables.write,
+            tables.write_ack,
+        ),
+    )
     moves = np.diff(out[1]) > 0  # a phase with no range has no entries
     return Demands(np.repeat(step, 2), np.where(moves, np.repeat(ops, 2), 0), *out)
-
-
-@jit(inline=True)
-def _add(res, flits, acc, touched, ntouched):
-    if flits == 0:
-        return ntouched
-    if acc[res] == 0:
-        touched[ntouched] = res
-        ntouched += 1
-    acc[res] += flits
-    return ntouched
-
-
-@jit(inline=True)
-def _add_path(src, dst, gpu, flits, path_start, path_links, routers, link0, acc, touched, nt):
-    if flits == 0:
-        return nt
-    pair = src * routers + dst
-    # ``_add`` spelled out: a call with arrays inside this loop costs more than the add
-    for k in range(path_start[pair], path_start[pair + 1]):
-        res = link0 + gpu + path_links[k]
-        if acc[res] == 0:
-            touched[nt] = res
-            nt += 1
-        acc[res] += flits
-    return nt
-
-
-@jit(inline=True)
-def _grow(array, needed):
-    if needed <= array.shape[0]:
-        return array
-    bigger = np.empty(max(needed, 2 * array.shape[0]), dtype=array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
-
-
-@jit
-def _demands(
-    kind,
-    gpu,
-    router,
-    mgpu,
-    buffer,
-    chunk,
-    count,
-    proto,
-    polled,
-    cached,
-    unique,
-    group_start,
-    group_ops,
-    group_compute,
-    group_cu,
-    offsets,
-    page_first,
-    region,
-    frame,
-    region_stack,
-    region_first,
-    region_ports,
-    region_width,
-    mode,
-    line_bytes,
-    page_bytes,
-    wire_cum,
-    data_cum,
-    wire_base,
-    extra_start,
-    extra_line,
-    extra_wire,
-    port_pr,
-    run_start,
-    run_router,
-    run_of_port,
-    pr_router,
-    stack_router,
-    path_start,
-    path_links,
-    routers,
-    ports,
-    stacks,
-    kind_first,
-    kind_per_gpu,
-    occ,
-    lat_store,
-    ack_store,
-    lat_load,
-    lat_read,
-    lat_write,
-    ack_write,
-    window,
-    ncus,
-):
-    naccess = kind.shape[0]
-    ngroups = group_start.shape[0] - 1
-    nres = occ.shape[0]
-    nprs = pr_router.shape[0]
-    # distinct local ranges: wire lines and data per stack, counted once each
-    cache_lines = np.zeros((unique.shape[0], stacks), dtype=np.int64)
-    cache_data = np.zeros((unique.shape[0], stacks), dtype=np.int64)
-    n_port = np.zeros(ports, dtype=np.int64)
-    n_prs = np.zeros(nprs * stacks, dtype=np.int64)
-    diff = np.zeros(ports + 1, dtype=np.int64)
-    spans = np.empty((MAX_SPANS, 3), dtype=np.int64)
-    for u in range(unique.shape[0]):
-        if unique[u, 0] >= 0:
-            count_lines(
-                unique[u, 0],
-                unique[u, 1],
-                unique[u, 2],
-                unique[u, 3],
-                unique[u, 4],
-                False,
-                offsets,
-                page_first,
-                region,
-                frame,
-                region_stack,
-                region_first,
-                region_ports,
-                region_width,
-                mode,
-                line_bytes,
-                page_bytes,
-                wire_cum,
-                data_cum,
-                wire_base,
-                extra_start,
-                extra_line,
-                extra_wire,
-                port_pr,
-                spans,
-                diff,
-                run_start,
-                run_router,
-                run_of_port,
-                n_port,
-                n_prs,
-                cache_lines[u],
-                cache_data[u],
-            )
-    acc = np.zeros(nres, dtype=np.int64)
-    touched = np.empty(nres, dtype=np.int64)
-    n_stack = np.zeros(stacks, dtype=np.int64)
-    d_stack = np.zeros(stacks, dtype=np.int64)
-    n_pr = np.zeros(nprs, dtype=np.int64)
-    res_flits = np.zeros(nres, dtype=np.int64)
-    landed = np.zeros((page_first.shape[0], stacks), dtype=np.int64)
-    access_lines = np.zeros(naccess, dtype=np.int64)
-    access_data = np.zeros(naccess, dtype=np.int64)
-    access_route = np.zeros(naccess, dtype=np.int64)
-    access_route_max = np.zeros(naccess, dtype=np.int64)
-    tail = np.zeros(2 * ngroups, dtype=np.int64)
-    entry_start = np.zeros(2 * ngroups + 1, dtype=np.int64)
-    entry_res = np.empty(1024, dtype=np.int64)
-    entry_coef = np.empty(1024, dtype=np.float64)
-    nentries = 0
-    link0, egress0, plane0 = kind_first[LINK], kind_first[EGRESS], kind_first[PLANE_OUT]
-    stack0, inject0, eject0 = kind_first[STACK], kind_first[INJECT], kind_first[EJECT]
-    nlink, nport, nstk, nrout = (
-        kind_per_gpu[LINK],
-        kind_per_gpu[EGRESS],
-        kind_per_gpu[STACK],
-        kind_per_gpu[INJECT],
-    )
-    for f in range(ngroups):
-        fetch = 0
-        for phase in range(2):  # the group's fetches, then its deliveries
-            flow = 2 * f + phase
-            nt = 0
-            deliver = 0
-            slots = 0  # request slot-ps of one pass over the phase's lines
-            for a in range(group_start[f], group_start[f + 1]):
-                k = kind[a]
-                if (k <= LOAD) != (phase == 0):
-                    continue
-                g, h, r = gpu[a], mgpu[a], router[a]
-                crossing = (k == LOAD) | (k == STORE)
-                if crossing:
-                    count_lines(
-                        h,
-                        buffer[a],
-                        chunk[a],
-                        count[a],
-                        proto[a],
-                        True,
-                        offsets,
-                        page_first,
-                        region,
-                        frame,
-                        region_stack,
-                        region_first,
-                        region_ports,
-                        region_width,
-                        mode,
-                        line_bytes,
-                        page_bytes,
-                        wire_cum,
-                        data_cum,
-                        wire_base,
-                        extra_start,
-                        extra_line,
-                        extra_wire,
-                        port_pr,
-                        spans,
-                        diff,
-                        run_start,
-                        run_router,
-                        run_of_port,
-                        n_port,
-                        n_prs,
-                        n_stack,
-                        d_stack,
-                    )
-                else:
-                    u = cached[a]
-                    for s in range(stacks):
-                        n_stack[s] = cache_lines[u, s]
-                        d_stack[s] = cache_data[u, s]
-                total = 0
-                data = 0
-                for s in range(stacks):
-                    total += n_stack[s]
-                    data += d_stack[s]
-                access_lines[a] = total
-                access_data[a] = data
-                route_sum = 0
-                route_max = 0
-                if crossing:
-                    for p in range(ports):
-                        n = n_port[p]
-                        if n:
-                            n_pr[port_pr[p]] += n
-                            if k == STORE:
-                                nt = _add(egress0 + g * nport + p, n, acc, touched, nt)
-                                nt = _add(plane0 + h * nport + p, n, acc, touched, nt)
-                            else:
-                                nt = _add(egress0 + h * nport + p, n, acc, touched, nt)
-                                nt = _add(plane0 + g * nport + p, n, acc, touched, nt)
-                            n_port[p] = 0
-                    for i in range(nprs):
-                        n = n_pr[i]
-                        if n:
-                            if k == STORE:  # the CU's router to the port's
-                                nt = _add_path(
-                                    r,
-                                    pr_router[i],
-                                    g * nlink,
-                                    n,
-                                    path_start,
-                                    path_links,
-                                    routers,
-                                    link0,
-                                    acc,
-                                    touched,
-                                    nt,
-                                )
-                            else:  # the port's router to the CU's
-                                nt = _add_path(
-                                    pr_router[i],
-                                    r,
-                                    g * nlink,
-                                    n,
-                                    path_start,
-                                    path_links,
-                                    routers,
-                                    link0,
-                                    acc,
-                                    touched,
-                                    nt,
-                                )
-                            n_pr[i] = 0
-                        for s in range(stacks):
-                            n = n_prs[i * stacks + s]
-                            if n == 0:
-                                continue
-                            n_prs[i * stacks + s] = 0
-                            if k == STORE:
-                                nt = _add_path(
-                                    pr_router[i],
-                                    stack_router[s],
-                                    h * nlink,
-                                    n,
-                                    path_start,
-                                    path_links,
-                                    routers,
-                                    link0,
-                                    acc,
-                                    touched,
-                                    nt,
-                                )
-                                latency = lat_store[r, i, s]
-                                slots += n * (latency + ack_store[r, i, s])
-                                if not polled[a]:
-                                    deliver = max(deliver, latency + ack_store[r, i, s])
-                            else:
-                                nt = _add_path(
-                                    stack_router[s],
-                                    pr_router[i],
-                                    h * nlink,
-                                    n,
-                                    path_start,
-                                    path_links,
-                                    routers,
-                                    link0,
-                                    acc,
-                                    touched,
-                                    nt,
-                                )
-                                latency = lat_load[r, i, s]
-                                slots += n * latency
-                                fetch = max(fetch, latency)
-                            route_sum += n * latency
-                            route_max = max(route_max, latency)
-                else:
-                    for s in range(stacks):
-                        n = n_stack[s]
-                        if n == 0:
-                            continue
-                        if k == READ:
-                            nt = _add_path(
-                                stack_router[s],
-                                r,
-                                g * nlink,
-                                n,
-                                path_start,
-                                path_links,
-                                routers,
-                                link0,
-                                acc,
-                                touched,
-                                nt,
-                            )
-                            latency = lat_read[r, s]
-                            slots += n * latency
-                            fetch = max(fetch, latency)
-                        else:
-                            nt = _add_path(
-                                r,
-                                stack_router[s],
-                                g * nlink,
-                                n,
-                                path_start,
-                                path_links,
-                                routers,
-                                link0,
-                                acc,
-                                touched,
-                                nt,
-                            )
-                            latency = lat_write[r, s]
-                            slots += n * (latency + ack_write[r, s])
-                            if not polled[a]:
-                                deliver = max(deliver, latency + ack_write[r, s])
-                        route_sum += n * latency
-                        route_max = max(route_max, latency)
-                for s in range(stacks):
-                    n = n_stack[s]
-                    if n:
-                        nt = _add(stack0 + h * nstk + s, n, acc, touched, nt)
-                        if k >= WRITE:
-                            landed[h, s] += d_stack[s]
-                    n_stack[s] = 0
-                    d_stack[s] = 0
-                if k <= LOAD:
-                    nt = _add(eject0 + g * nrout + r, total, acc, touched, nt)
-                else:
-                    nt = _add(inject0 + g * nrout + r, total, acc, touched, nt)
-                access_route[a] = route_sum
-                access_route_max[a] = route_max
-            # the phase's latency after its last line operation is issued
-            tail[flow] = fetch + group_compute[f] if phase == 0 else deliver
-            ops = group_ops[f]
-            entry_res = _grow(entry_res, nentries + nt + 2)
-            entry_coef = _grow(entry_coef, nentries + nt + 2)
-            for j in range(nt):
-                e = touched[j]
-                entry_res[nentries] = e
-                entry_coef[nentries] = acc[e] * occ[e] / ops
-                res_flits[e] += acc[e]
-                acc[e] = 0
-                nentries += 1
-            if slots > 0:
-                entry_res[nentries] = nres + group_cu[f]
-                entry_coef[nentries] = slots / ops / window
-                nentries += 1
-            if phase == 0 and group_compute[f] > 0:
-                entry_res[nentries] = nres + ncus + group_cu[f]
-                entry_coef[nentries] = group_compute[f]
-                nentries += 1
-            entry_start[flow + 1] = nentries
-    return (
-        tail,
-        entry_start,
-        entry_res[:nentries].copy(),
-        entry_coef[:nentries].copy(),
-        res_flits,
-        access_lines,
-        access_data,
-        access_route,
-        access_route_max,
-        landed,
-    )

@@ -19,13 +19,14 @@ import pandas as pd
 
 from nunasim.collectives.plan import Plan
 from nunasim.engine.flow.demand import Demands, flow_demands
-from nunasim.engine.flow.loop import run_flows
+from nunasim.engine.flow.loop import FlowGraph, FlowLoads, run_flows
 from nunasim.engine.flow.pipeline import overlap
 from nunasim.engine.flow.rounds import window_floor_ps
 from nunasim.engine.flow.tables import RouteTables, route_latencies, route_tables
-from nunasim.engine.resources import RESOURCE_NAMES, build_resources, resource_numbering
+from nunasim.engine.kernel.kinds import RESOURCE_NAMES
+from nunasim.engine.lowering.resources import build_resources, resource_numbering
+from nunasim.engine.lowering.steps import step_graph
 from nunasim.engine.result import SimResult
-from nunasim.engine.steps import step_graph
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import LOAD, PROTOCOLS, STORE, WRITE, plan_accesses
@@ -115,34 +116,35 @@ class FlowRun:
         counter_flow = 2 * accesses.group[polled] + 1  # the delivery flow of the group
         succ_start, succ = _csr(graph.succ)
         release_start, release = _csr(graph.releases)
-        graph_arguments = (
-            np.array(graph.wait, dtype=np.int64),
-            succ_start,
-            succ,
-            np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
-            graph.flags.target.astype(np.int64),
-            flag_ps,
-            np.searchsorted(demands.flow_step[::2], np.arange(steps + 1)).astype(np.int64),
-        )
+        group_start = np.searchsorted(demands.flow_step[::2], np.arange(steps + 1))
 
         def arguments(run: Demands, delay: np.ndarray, floor: np.ndarray) -> tuple:
-            return (
-                *graph_arguments,
+            counter_start = np.searchsorted(counter_flow, np.arange(len(run.flow_ops) + 1))
+            step_graph_arrays = FlowGraph(
+                np.array(graph.wait, dtype=np.int64),
+                succ_start,
+                succ,
+                np.searchsorted(graph.flag_step, np.arange(steps + 1)).astype(np.int64),
+                graph.flags.target.astype(np.int64),
+                flag_ps,
+                group_start.astype(np.int64),
                 delay,
-                run.flow_ops,
-                run.flow_tail_ps,
-                floor,
-                np.searchsorted(counter_flow, np.arange(len(run.flow_ops) + 1)).astype(np.int64),
+                counter_start.astype(np.int64),
                 demands.access_route_max_ps[polled],
                 release_start,
                 release,
+            )
+            loads = FlowLoads(
+                run.flow_ops,
+                run.flow_tail_ps,
+                floor,
                 run.entry_start,
                 run.entry_res,
                 run.entry_coef,
                 numbering.total + 2 * plan.ngpus * pod.socket.cus,
                 plan.ngpus * pod.socket.cus,
-                float(tolerance),
             )
+            return step_graph_arrays, loads, float(tolerance)
 
         self.arguments = arguments(flows.demands, flows.step_delay_ps, flows.floor_ps)
         # The zero-load path stays a lower bound: every step in two phases, every flow done

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.jit import jit
+from nunasim.engine.kernel.keyheap import heap_pop, heap_push
 
 # the columns of a resource's row
 DEMAND = 0  # of its flows not yet frozen

@@ -33,13 +33,48 @@ Time is integer picoseconds: drains round up, and an event due before the loop's
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from nunasim.engine.flow.fairness import crossings, max_min_rates
-from nunasim.engine.flow.keyheap import heap_pop, heap_push
 from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
-from nunasim.engine.packet.core import SEQ_BITS, _pop, _push, any_unfinished, initially_ready
+from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
+from nunasim.engine.kernel.keyheap import heap_pop, heap_push
+from nunasim.engine.kernel.ready import any_unfinished, initially_ready
+
+
+class FlowGraph(NamedTuple):
+    """The steps and what releases them, as the loop reads them (one row per step unless
+    said otherwise; CSR ``*_start`` arrays have one entry more than their owners)."""
+
+    step_wait: np.ndarray  # waits before a step may start
+    succ_start: np.ndarray  # CSR: steps whose waits a step's end satisfies
+    succ: np.ndarray
+    flag_start: np.ndarray  # CSR: flags a step sends when it ends
+    flag_target: np.ndarray  # per flag: the step it releases
+    flag_ps: np.ndarray  # per flag: its route's zero-load latency
+    step_group_start: np.ndarray  # CSR: a step's groups (flows 2 g and 2 g + 1)
+    step_delay: np.ndarray  # > 0: its deliveries start this long after its fetches
+    counter_start: np.ndarray  # CSR over flows: the arrival counters a flow lands
+    counter_ps: np.ndarray  # per counter: its slowest line's landing after the flow's start
+    release_start: np.ndarray  # CSR over counters: steps its last line releases
+    release: np.ndarray
+
+
+class FlowLoads(NamedTuple):
+    """The flows and the resources they cross, as the loop reads them."""
+
+    flow_ops: np.ndarray  # line operations a flow issues
+    flow_tail_ps: np.ndarray  # its slowest line's zero-load latency after its drain
+    flow_floor_ps: np.ndarray  # no flow is done before this long after its start
+    entry_start: np.ndarray  # CSR over flows: the resources a flow crosses
+    entry_res: np.ndarray
+    entry_coef: np.ndarray  # the share of its rate each takes
+    nres: int  # resources, the CUs' request windows last
+    windows: int  # request windows (one per CU)
+
 
 EV_SATISFY = 0  # one wait of a step is over
 EV_END = 1  # a step has ended
@@ -50,28 +85,16 @@ EV_MASK = (1 << EV_BITS) - 1
 
 
 @jit(inline=True)
-def _start_phase(
-    s,
-    phase,
-    t,
-    step_group_start,
-    flow_ops,
-    flow_begin,
-    remaining,
-    active,
-    nactive,
-    step_left,
-    step_done,
-    hk,
-    hp,
-    n,
-    seq,
-    step_delay,
-):
+def _start_phase(s, phase, t, graph, flow_ops, flows, nactive, heap, n, seq):
     """Flows of ``phase`` of step ``s`` join the active set at ``t``; a phase with nothing to
     move is over at once (the step's deliveries start, or it ends). A step that overlaps
     (``step_delay`` > 0) starts its deliveries its delay after its fetches, and ends once
-    both are done. Returns the active count, the queue's size and the next sequence number."""
+    both are done. ``flows`` is the loop's flow and step bookkeeping (see ``run_flows``),
+    ``heap`` its event heap. Returns the active count, the queue's size and the next
+    sequence number."""
+    step_group_start, step_delay = graph.step_group_start, graph.step_delay
+    flow_begin, remaining, active, step_left, step_done = flows
+    hk, hp = heap
     overlapping = step_delay[s] > 0
     if phase == 0 or not overlapping:
         step_done[s] = t
@@ -89,43 +112,19 @@ def _start_phase(
             for g in range(step_group_start[s], step_group_start[s + 1]):
                 if flow_ops[2 * g + 1] > 0:
                     step_left[s] += 1
-            n = _push(hk, hp, n, t + step_delay[s], seq, (s << EV_BITS) | EV_DELIVER)
+            n = push_event(hk, hp, n, t + step_delay[s], seq, (s << EV_BITS) | EV_DELIVER)
             seq += 1
         return nactive + joined, n, seq
     step_left[s] = joined
     if joined == 0:
         kind = EV_DELIVER if phase == 0 else EV_END
-        n = _push(hk, hp, n, t, seq, (s << EV_BITS) | kind)
+        n = push_event(hk, hp, n, t, seq, (s << EV_BITS) | kind)
         seq += 1
     return nactive + joined, n, seq
 
 
 @jit
-def run_flows(
-    step_wait,
-    succ_start,
-    succ,
-    flag_start,
-    flag_target,
-    flag_ps,
-    step_group_start,
-    step_delay,
-    flow_ops,
-    flow_tail_ps,
-    flow_floor_ps,
-    counter_start,
-    counter_ps,
-    release_start,
-    release,
-    entry_start,
-    entry_res,
-    entry_coef,
-    nres,
-    windows,
-    tolerance,
-    zero_load,
-    stop_ps,
-):
+def run_flows(graph, loads, tolerance, zero_load, stop_ps):
     """Run every step; returns each step's begin and end, each flow's begin and drain,
     the number of events handled and of rate computations, the (flow, resource) pairs
     those computations shared, summed, and whether the run gave up at ``stop_ps``: once
@@ -133,6 +132,13 @@ def run_flows(
     happens later, so that step would end later; -1: never). Flow ``2 g`` is group
     ``g``'s fetches, ``2 g + 1`` its deliveries; resources ``nres - 2 * windows`` to
     ``nres - windows`` are the CUs' request windows."""
+    step_wait, succ_start, succ = graph.step_wait, graph.succ_start, graph.succ
+    flag_start, flag_target, flag_ps = graph.flag_start, graph.flag_target, graph.flag_ps
+    step_group_start, counter_ps = graph.step_group_start, graph.counter_ps
+    release_start, release = graph.release_start, graph.release
+    flow_ops = loads.flow_ops
+    entry_start, entry_res, entry_coef = loads.entry_start, loads.entry_res, loads.entry_coef
+    nres, windows = loads.nres, loads.windows
     nsteps = step_wait.shape[0]
     nflows = flow_ops.shape[0]
     wait = step_wait.copy()
@@ -169,6 +175,10 @@ def run_flows(
     hp = np.empty(cap, dtype=np.int64)
     n = 0
     seq = 0
+    # What the helpers share with the loop (tuples of the same arrays, not copies).
+    heap = (hk, hp)
+    flows = (flow_begin, remaining, active, step_left, step_done)
+    drains = (flow_step, flow_drain, flow_begin, step_done, step_left)
     ready = np.empty(nsteps, dtype=np.int64)
     nready = initially_ready(wait, ready)
     t = 0
@@ -188,47 +198,12 @@ def run_flows(
             s = ready[nready]
             step_begin[s] = t
             before = nactive
-            nactive, n, seq = _start_phase(
-                s,
-                0,
-                t,
-                step_group_start,
-                flow_ops,
-                flow_begin,
-                remaining,
-                active,
-                nactive,
-                step_left,
-                step_done,
-                hk,
-                hp,
-                n,
-                seq,
-                step_delay,
-            )
+            nactive, n, seq = _start_phase(s, 0, t, graph, flow_ops, flows, nactive, heap, n, seq)
             dirty = dirty or nactive > before
         if zero_load:  # every flow drains as it starts
             for j in range(nactive):
                 f = active[j]
-                n, seq = _drain(
-                    f,
-                    t,
-                    False,
-                    flow_step,
-                    flow_drain,
-                    flow_begin,
-                    flow_tail_ps,
-                    flow_floor_ps,
-                    step_done,
-                    step_left,
-                    counter_start,
-                    counter_ps,
-                    hk,
-                    hp,
-                    n,
-                    seq,
-                    step_delay,
-                )
+                n, seq = _drain(f, t, False, graph, loads, drains, heap, n, seq)
             nactive = 0
         if dirty and nactive > 0:
             # ``remaining`` is as of ``t_rates``, when the rates last changed (a flow
@@ -299,28 +274,12 @@ def run_flows(
             finish = t_rates + remaining[f] / rate[f]
             windowed = window_first <= bound[f] < window_end
             n, seq = _drain(
-                f,
-                np.int64(np.ceil(finish)),
-                windowed,
-                flow_step,
-                flow_drain,
-                flow_begin,
-                flow_tail_ps,
-                flow_floor_ps,
-                step_done,
-                step_left,
-                counter_start,
-                counter_ps,
-                hk,
-                hp,
-                n,
-                seq,
-                step_delay,
+                f, np.int64(np.ceil(finish)), windowed, graph, loads, drains, heap, n, seq
             )
             remaining[f] = 0.0
             last = max(last, np.int64(np.ceil(finish)))
         while n > 0 and (hk[0] >> SEQ_BITS) <= until:
-            te, payload, n = _pop(hk, hp, n)
+            te, payload, n = pop_event(hk, hp, n)
             events += 1
             if te > t:
                 t = te
@@ -334,29 +293,14 @@ def run_flows(
             elif kind == EV_DELIVER:
                 before = nactive
                 nactive, n, seq = _start_phase(
-                    arg,
-                    1,
-                    t,
-                    step_group_start,
-                    flow_ops,
-                    flow_begin,
-                    remaining,
-                    active,
-                    nactive,
-                    step_left,
-                    step_done,
-                    hk,
-                    hp,
-                    n,
-                    seq,
-                    step_delay,
+                    arg, 1, t, graph, flow_ops, flows, nactive, heap, n, seq
                 )
                 dirty = dirty or nactive > before
             elif kind == EV_END:
                 s = arg
                 step_end[s] = te
                 for k in range(flag_start[s], flag_start[s + 1]):
-                    n = _push(
+                    n = push_event(
                         hk,
                         hp,
                         n,
@@ -383,31 +327,18 @@ def run_flows(
 
 
 @jit(inline=True)
-def _drain(
-    f,
-    t,
-    windowed,
-    flow_step,
-    flow_drain,
-    flow_begin,
-    flow_tail_ps,
-    flow_floor_ps,
-    step_done,
-    step_left,
-    counter_start,
-    counter_ps,
-    hk,
-    hp,
-    n,
-    seq,
-    step_delay,
-):
+def _drain(f, t, windowed, graph, loads, state, heap, n, seq):
     """Flow ``f`` has issued its last line operation at ``t``: its landings are due, and
-    when its phase's last flow is done the step's next phase starts (or the step ends)."""
+    when its phase's last flow is done the step's next phase starts (or the step ends).
+    ``state`` is the loop's drain bookkeeping (see ``run_flows``), ``heap`` its event heap."""
+    counter_start, counter_ps, step_delay = graph.counter_start, graph.counter_ps, graph.step_delay
+    flow_tail_ps, flow_floor_ps = loads.flow_tail_ps, loads.flow_floor_ps
+    flow_step, flow_drain, flow_begin, step_done, step_left = state
+    hk, hp = heap
     flow_drain[f] = t
     for c in range(counter_start[f], counter_start[f + 1]):
         land = max(t, flow_begin[f] + counter_ps[c]) if windowed else t + counter_ps[c]
-        n = _push(hk, hp, n, land, seq, (c << EV_BITS) | EV_LAND)
+        n = push_event(hk, hp, n, land, seq, (c << EV_BITS) | EV_LAND)
         seq += 1
     s = flow_step[f]
     # A fetch phase's deliveries start once fetched, not before one line could be; a
@@ -425,6 +356,6 @@ def _drain(
     step_left[s] -= 1
     if step_left[s] == 0:
         kind = EV_DELIVER if f % 2 == 0 and not overlapping else EV_END
-        n = _push(hk, hp, n, step_done[s], seq, (s << EV_BITS) | kind)
+        n = push_event(hk, hp, n, step_done[s], seq, (s << EV_BITS) | kind)
         seq += 1
     return n, seq

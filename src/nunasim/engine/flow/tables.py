@@ -3,7 +3,7 @@
 A line's route depends only on its kind, the router of its CU, the router of the port it
 crosses by (not which of that router's ports: every port of a router adds the same
 latency) and its stack. The zero-load latencies of every such route are taken from the
-packet engine's own route builder (``nunasim.engine.routes``) on one message per
+packet engine's own route builder (``nunasim.engine.lowering.routes``) on one message per
 combination, so both engines agree on them by construction.
 """
 
@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
-from nunasim.engine.resources import build_resources, resource_numbering
-from nunasim.engine.routes import build_routes
+from nunasim.engine.lowering.messages import LOAD, READ, STORE, WRITE, Messages
+from nunasim.engine.lowering.resources import build_resources, resource_numbering
+from nunasim.engine.lowering.routes import build_routes
 from nunasim.hardware import Pod
 
 

@@ -1,7 +1,7 @@
 """The packet core: one event per flit per resource, integer picoseconds.
 
 Both the collective engine (``nunasim.engine.packet.engine``) and the synthetic NoC mode
-(``nunasim.engine.noc``) lower what they simulate into one ``CoreInputs`` and call ``run``,
+(``nunasim.engine.noc.inputs``) lower what they simulate into one ``CoreInputs`` and call ``run``,
 so both share this event loop, its heap and its resource model.
 
 Events are kept in a 4-ary heap ordered by (time, sequence number): ties are broken by
@@ -28,9 +28,27 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.engine.jit import jit, prefetcher
+from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
+from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
+from nunasim.engine.kernel.ready import any_unfinished, initially_ready
+from nunasim.engine.kernel.rows import (
+    BUF_FLITS,
+    CREDIT_PS,
+    FLIT_PS,
+    FLITS,
+    FREE_AT,
+    KIND,
+    LAT,
+    OCC,
+    ROUTE_POST,
+    ROUTE_RES,
+    VCS,
+    WAIT_MAX,
+)
 
-# The constants the compiled loop uses live in this file: numba's on-disk cache notices
-# changes to the file of the function it compiled, not to modules it took constants from.
+# The event kinds are this loop's own. The constants it shares with the other loops live in
+# ``nunasim.engine.kernel``, whose docstring says how to refresh numba's cache after one
+# changes (the cache notices changes to this file, not to the modules it takes them from).
 
 # event kinds, packed with their argument as arg << EV_BITS | kind
 EV_ROUTE = 0
@@ -41,55 +59,11 @@ EV_CREDIT = 4  # a virtual channel of a resource's downstream buffer is free aga
 EV_BITS = 3
 EV_MASK = (1 << EV_BITS) - 1
 
-# message kinds (as in nunasim.engine.messages)
-READ, LOAD, WRITE, STORE, FLAG = 0, 1, 2, 3, 4
-# resource kinds (as in nunasim.engine.resources)
-LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
-
-# Columns of a resource row: what one event touches sits together, not in six arrays.
-FREE_AT = 0  # when the resource next becomes free (filled in by the run)
-OCC = 1  # ps a flit holds it
-LAT = 2  # ps from the start of service to the next route entry
-KIND = 3  # LINK, EGRESS, ... : which timestamp of the message it stamps
-FLITS = 4  # flits it served (filled in)
-WAIT_MAX = 5  # longest wait of a flit for it (filled in)
-# Credit flow control (0 VCS: none, the resource is an infinite FIFO): a message may start
-# on the resource only while one of the VCS virtual channels of the input buffer it feeds
-# is free; it holds that channel until it has left the buffer (it has started on its next
-# resource and that one's occupancy has passed) and the credit has come back (CREDIT_PS).
-VCS = 6
-CREDIT_PS = 7
-# Wormhole (0 BUF_FLITS: the buffer holds any packet whole): the buffer a flow-controlled
-# resource feeds holds BUF_FLITS flits per VC, and the resource carries one in FLIT_PS. A
-# packet longer than that cannot get its tail across the resource until its head has moved
-# on from the buffer, so it keeps the VC it holds upstream until then (it spans two buffers).
-BUF_FLITS = 8
-FLIT_PS = 9
-RES_FIELDS = 10
-
-# Columns of a route row (one per route entry). Route entries are most of a run's memory
-# and the loop reads one per event from far away: 32-bit entries make it 15-20 % faster on
-# a 64-GPU run than 64-bit ones (the loop computes in 64 bits all the same).
-ROUTE_RES = 0  # the resource
-ROUTE_POST = 1  # pure delay after it (the plane's latency)
-ROUTE_FIELDS = 2
-ROUTE_DTYPE = np.int32
-ROUTE_MAX = int(np.iinfo(ROUTE_DTYPE).max)
-
-
-def check_route_values(largest_resource: int, largest_delay_ps: int) -> None:
-    """Refuse resource ids or delays that a route entry (``ROUTE_DTYPE``) cannot hold."""
-    if largest_resource > ROUTE_MAX or largest_delay_ps > ROUTE_MAX:
-        raise ValueError(
-            f"route entries hold resource ids and delays up to {ROUTE_MAX:,}; got resource "
-            f"{largest_resource:,} and delay {largest_delay_ps:,} ps"
-        )
-
 
 class CoreInputs(NamedTuple):
     """Everything a run reads, as flat integer arrays. The step, line-operation, flag,
     message and arrival-counter arrays mean what the fields of the same names of a lowered
-    scenario mean (``nunasim.engine.lower.Lowered``); CSR ``*_start`` arrays have one entry
+    scenario mean (``nunasim.engine.lowering.lower.Lowered``); CSR ``*_start`` arrays have one entry
     more than their owners. ``res`` is also written: its FREE_AT, FLITS and WAIT_MAX
     columns are filled in by the run."""
 
@@ -156,68 +130,10 @@ def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
     number of events handled and whether it stopped at ``stop_ps``."""
     if (np.diff(inputs.timed_at) < 0).any():
         raise ValueError("timed releases must be in order of time")
-    # The compiled loop takes the fields one by one: numba types a NamedTuple argument in
-    # Python on every call, which doubles the call's overhead.
-    return _loop(*inputs, *outputs)
-
-
-# An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod
-# 2^SEQ_BITS. Keys order events by time, then (for events scheduled fewer than 2^SEQ_BITS
-# events apart, which is every tie in practice) by the order they were scheduled in; the
-# order is a fixed function of the run either way, so runs repeat exactly. One integer per
-# key makes the heap about 2.5 times faster than comparing (time, sequence) pairs.
-SEQ_BITS = 23
-SEQ_MASK = (1 << SEQ_BITS) - 1
-TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
-
-
-@jit(inline=True)
-def _push(hk, hp, n, t, seq, payload):
-    """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
-    if t >= TIME_LIMIT_PS:
-        raise ValueError("the packet engine simulates at most 1.1 s of time")
-    key = (t << SEQ_BITS) | (seq & SEQ_MASK)
-    i = n
-    while i > 0:
-        p = (i - 1) >> 2
-        if hk[p] <= key:
-            break
-        hk[i] = hk[p]
-        hp[i] = hp[p]
-        i = p
-    hk[i] = key
-    hp[i] = payload
-    return n + 1
-
-
-@jit(inline=True)
-def _pop(hk, hp, n):
-    """Remove the smallest key; the last item moves down from the root's hole."""
-    key, payload = hk[0], hp[0]
-    n -= 1
-    last_key, last_payload = hk[n], hp[n]
-    i = 0
-    while True:
-        first = 4 * i + 1
-        if first >= n:
-            break
-        best = first
-        best_key = hk[first]
-        end = first + 4
-        if end > n:
-            end = n
-        for c in range(first + 1, end):
-            if hk[c] < best_key:
-                best = c
-                best_key = hk[c]
-        if last_key <= best_key:
-            break
-        hk[i] = best_key
-        hp[i] = hp[best]
-        i = best
-    hk[i] = last_key
-    hp[i] = last_payload
-    return key >> SEQ_BITS, payload, n
+    # The compiled loop takes the two bundles whole (a kernel takes at most 12 arguments):
+    # typing them costs the call about 2.5 us more than passing their fields one by one,
+    # once per run (benchmarks/packet_kernel_calls.py).
+    return _loop(inputs, outputs)
 
 
 _prefetch = prefetcher()  # the compiled loop calls it by this global name
@@ -251,12 +167,6 @@ def _prefetch_ahead(hp, n, pos, pos_end, route, res):
                 _prefetch(pos_end, m)
 
 
-@jit
-def any_unfinished(step_end):
-    """Whether a step has not ended (its end is still -1)."""
-    return (step_end < 0).any()
-
-
 @jit(inline=True)
 def _touch(cu, is_touched, touched, ntouched):
     """Note that CU ``cu`` may issue (its queue grew or its window opened)."""
@@ -279,17 +189,6 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 
 
 @jit(inline=True)
-def initially_ready(wait, ready):
-    """The steps with nothing to wait for, into ``ready``; returns how many."""
-    count = 0
-    for s in range(wait.shape[0]):
-        if wait[s] == 0:
-            ready[count] = s
-            count += 1
-    return count
-
-
-@jit(inline=True)
 def _satisfy(w, wait, ready, nready):
     """One of step ``w``'s waits is over; it becomes ready when none is left."""
     wait[w] -= 1
@@ -308,7 +207,7 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps):
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = _push(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
+        n = push_event(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         nready = _satisfy(succ[k], wait, ready, nready)
@@ -331,54 +230,53 @@ def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
 
 
 @jit
-def _loop(
-    res,
-    tb_cu,
-    step_tb,
-    step_wait,
-    step_compute_ps,
-    timed_step,
-    timed_at,
-    succ_start,
-    succ,
-    lineop_start,
-    lineop_step,
-    lineop_compute_ps,
-    lineop_msgs,
-    flag_start,
-    flag_msg,
-    msg_kind,
-    msg_lineop,
-    msg_cu,
-    msg_target,
-    arrival_lines,
-    release_start,
-    release,
-    msg_ack_ps,
-    msg_pre_ps,
-    msg_route,
-    route_start,
-    route,
-    ncus,
-    window,
-    stop_step,
-    stop_ps,
-    step_begin,
-    step_end,
-    msg_issue,
-    msg_port_in,
-    msg_port_out,
-    msg_dst_in,
-    msg_stack_in,
-    msg_done,
-):
-    """The event loop; the arguments are the fields of ``CoreInputs`` and ``CoreOutputs``.
+def _loop(inputs, outputs):
+    """The event loop over one run's ``CoreInputs`` and ``CoreOutputs`` (see ``run``).
 
     A write or store with ``msg_target >= 0`` is data-polled (LL, LL128, packets): it
     counts as delivered for its line operation once issued, and it counts down the arrival
     counter ``msg_target`` when it lands; the counter's last line releases the steps in
     ``release``. Its acknowledgement only frees the CU's request slot.
     """
+    res = inputs.res
+    tb_cu = inputs.tb_cu
+    step_tb = inputs.step_tb
+    step_wait = inputs.step_wait
+    step_compute_ps = inputs.step_compute_ps
+    timed_step = inputs.timed_step
+    timed_at = inputs.timed_at
+    succ_start = inputs.succ_start
+    succ = inputs.succ
+    lineop_start = inputs.lineop_start
+    lineop_step = inputs.lineop_step
+    lineop_compute_ps = inputs.lineop_compute_ps
+    lineop_msgs = inputs.lineop_msgs
+    flag_start = inputs.flag_start
+    flag_msg = inputs.flag_msg
+    msg_kind = inputs.msg_kind
+    msg_lineop = inputs.msg_lineop
+    msg_cu = inputs.msg_cu
+    msg_target = inputs.msg_target
+    arrival_lines = inputs.arrival_lines
+    release_start = inputs.release_start
+    release = inputs.release
+    msg_ack_ps = inputs.msg_ack_ps
+    msg_pre_ps = inputs.msg_pre_ps
+    msg_route = inputs.msg_route
+    route_start = inputs.route_start
+    route = inputs.route
+    ncus = inputs.ncus
+    window = inputs.window
+    stop_step = inputs.stop_step
+    stop_ps = inputs.stop_ps
+    step_begin = outputs.step_begin
+    step_end = outputs.step_end
+    msg_issue = outputs.msg_issue
+    msg_port_in = outputs.msg_port_in
+    msg_port_out = outputs.msg_port_out
+    msg_dst_in = outputs.msg_dst_in
+    msg_stack_in = outputs.msg_stack_in
+    msg_done = outputs.msg_done
     nsteps = step_tb.shape[0]
     nlo = lineop_compute_ps.shape[0]
     nmsg = msg_kind.shape[0]
@@ -451,7 +349,7 @@ def _loop(
                 if step_compute_ps[s] > 0:  # a compute-only step, on the CU's compute unit
                     begin = max(t, compute_free[cu])
                     compute_free[cu] = begin + step_compute_ps[s]
-                    n = _push(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
+                    n = push_event(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
                     seq += 1
                 else:
                     n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
@@ -473,7 +371,7 @@ def _loop(
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = _push(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
+                n = push_event(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
                     n, seq, nready = _line_delivered(
@@ -494,7 +392,7 @@ def _loop(
             continue
         if n == 0:
             break
-        t, payload, n = _pop(hk, hp, n)
+        t, payload, n = pop_event(hk, hp, n)
         if stop_ps >= 0 and t > stop_ps:
             if any_unfinished(step_end):
                 return events, True
@@ -555,7 +453,7 @@ def _loop(
                         tail = start + over + res[h, CREDIT_PS] + res[h, FLIT_PS]
                         if tail < spanned_start[m] + res[h, OCC]:
                             tail = spanned_start[m] + res[h, OCC]
-                        n = _push(
+                        n = push_event(
                             hk, hp, n, tail + res[g, CREDIT_PS], seq, (g << EV_BITS) | EV_CREDIT
                         )
                         seq += 1
@@ -571,22 +469,22 @@ def _loop(
                             spanned_start[m] = start
                         else:  # free once this message has left that buffer
                             back = start + res[e, OCC] + res[h, CREDIT_PS]
-                            n = _push(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
+                            n = push_event(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
                             seq += 1
                     held[m] = e if res[e, VCS] > 0 else -1
-                n = _push(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
+                n = push_event(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
             if flow and spanned[m] >= 0:  # the route ended with m spanning two buffers
                 g = spanned[m]
                 tail = spanned_start[m] + res[held[m], OCC] + res[g, CREDIT_PS]
-                n = _push(hk, hp, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
+                n = push_event(hk, hp, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
                 seq += 1
                 spanned[m] = -1
             if flow and held[m] >= 0:  # a route ending on a flow-controlled resource
                 h = held[m]
-                n = _push(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
+                n = push_event(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
                 seq += 1
                 held[m] = -1
             msg_done[m] = t
@@ -609,13 +507,15 @@ def _loop(
                     elif lineop_compute_ps[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute_ps[lo]
-                        n = _push(hk, hp, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE)
+                        n = push_event(
+                            hk, hp, n, compute_free[cu], seq, (lo << EV_BITS) | EV_COMPUTE
+                        )
                         seq += 1
                     else:
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = _push(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
+            n = push_event(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
             seq += 1
             a = msg_target[m]
             if a >= 0:  # data-polled: the receivers poll the data, released by its last line
@@ -641,7 +541,7 @@ def _loop(
             if wq_head[e] < 0:
                 wq_tail[e] = -1
             granted[m] = True
-            n = _push(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+            n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
             seq += 1
         else:  # EV_ACK
             m = arg

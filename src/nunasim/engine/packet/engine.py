@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nunasim.engine.lower import Lowered
-from nunasim.engine.packet.core import (
+from nunasim.engine.kernel.rows import (
     BUF_FLITS,
     CREDIT_PS,
     FLIT_PS,
@@ -23,11 +22,10 @@ from nunasim.engine.packet.core import (
     ROUTE_RES,
     VCS,
     WAIT_MAX,
-    CoreInputs,
-    CoreOutputs,
     check_route_values,
-    run,
 )
+from nunasim.engine.lowering.lower import Lowered
+from nunasim.engine.packet.core import CoreInputs, CoreOutputs, run
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,7 @@ from nunasim.experiments.figures.common import (
 )
 from nunasim.experiments.run_options import RunOptions
 from nunasim.hardware import Preset
-from nunasim.policies.place import CONFIGURATIONS
+from nunasim.policies.configurations import PAPER_CONFIGURATIONS
 from nunasim.units import format_size
 
 NAME = "fig11"
@@ -28,7 +28,7 @@ def grid(quick: bool) -> dict:
         "collective": "allgather",
         "gpus": 8,
         "size": ["100kB", "1MB"] if quick else ["100kB", "10MB"],
-        "configuration": list(CONFIGURATIONS),
+        "configuration": list(PAPER_CONFIGURATIONS),
         "threadblocks": QUICK_THREADBLOCKS if quick else "auto",
     }
 

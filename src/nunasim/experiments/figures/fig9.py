@@ -6,9 +6,9 @@ The full grid is the paper's, each point a threadblock search; its large sizes a
 run on the flow-level engine (``engine="auto"``). A 64-GPU 1 GB search takes about a
 minute, but the packet-engine searches just below ``auto``'s threshold (10 MB on 16-32 GPUs,
 100 MB on 2-4) take one to four minutes a point, so the full grid is hours on a 2-core
-laptop (measured: its All-Gather third in about 1 h 45 min on two workers; docs/engine.md,
-"Speed"). ``--quick`` is a corner: 8 GPUs, All-Gather, 100 kB and 1 MB, four
-configurations, two threadblock counts.
+laptop (measured: its All-Gather third in about 1 h 45 min on two workers;
+docs/engine-measured.md, "The Fig. 9 grid"). ``--quick`` is a corner: 8 GPUs, All-Gather,
+100 kB and 1 MB, four configurations, two threadblock counts.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from nunasim.experiments.figures.common import (
 )
 from nunasim.experiments.run_options import RunOptions
 from nunasim.hardware import Preset
-from nunasim.policies.place import CONFIGURATIONS
-from nunasim.units import format_size
+from nunasim.policies.configurations import PAPER_CONFIGURATIONS
+from nunasim.units import format_size, ps_to_ns
 
 NAME = "fig9"
 CASE = ["collective", "size_bytes", "gpus"]
@@ -50,7 +50,7 @@ def grid(quick: bool) -> dict:
         "collective": COLLECTIVES,
         "size": SIZES,
         "gpus": GPUS,
-        "configuration": list(CONFIGURATIONS),
+        "configuration": list(PAPER_CONFIGURATIONS),
         "threadblocks": "auto",
     }
 
@@ -82,8 +82,8 @@ def report_view(table: pd.DataFrame) -> pd.DataFrame:
     speedups = table.pivot_table(index=CASE, columns="configuration", values="speedup", sort=False)
     ua = table[table["configuration"] == "UA"].set_index(CASE)["completion_ps"]
     view = speedups.index.to_frame(index=False)
-    view["UA (ns)"] = [f"{v / 1000:,.0f}" for v in ua.reindex(speedups.index)]
-    for config in CONFIGURATIONS:
+    view["UA (ns)"] = [f"{ps_to_ns(v):,.0f}" for v in ua.reindex(speedups.index)]
+    for config in PAPER_CONFIGURATIONS:
         if config != "UA" and config in speedups:
             view[config] = [f"{v:.3f}" if v == v else "-" for v in speedups[config]]
     return view

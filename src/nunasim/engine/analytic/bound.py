@@ -19,22 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from nunasim.engine.jit import jit
-from nunasim.engine.lower import Lowered
-from nunasim.engine.packet.core import initially_ready
+from nunasim.engine.kernel.ready import initially_ready
+from nunasim.engine.lowering.lower import Lowered
 from nunasim.hardware import Pod
 
 
 def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
-    socket = pod.socket
-    port_router = socket.ports[port].router
-    memory = socket.stacks[stack]
-    return (
-        socket.path_latency_ps(cu_router, port_router)
-        + pod.port_flit_ps
-        + pod.plane_latency_ps
-        + socket.path_latency_ps(port_router, memory.router)
-        + memory.latency_ps
-    )
+    return pod.store_trip_at(cu_router, port, stack).after_l1_ps
 
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
@@ -50,6 +41,14 @@ def route_latency_ps(lowered: Lowered) -> np.ndarray:
 
 
 def critical_path_ps(lowered: Lowered) -> int:
+    """The collective's zero-load critical path: its last step's end (``step_ends_ps``)."""
+    end = step_ends_ps(lowered)
+    collective = ~lowered.step_background
+    return int(end[collective].max()) if collective.any() else 0
+
+
+def step_ends_ps(lowered: Lowered) -> np.ndarray:
+    """Each step's end on the zero-load critical path: nothing waits for a resource."""
     lo = lowered
     route = route_latency_ps(lo)
     # Per line operation: its slowest fetch, plus its reduction, then its slowest fenced
@@ -79,7 +78,7 @@ def critical_path_ps(lowered: Lowered) -> int:
     landing = landing[np.argsort(arrival_step[landing], kind="stable")]
     landing_start = np.zeros(lo.steps + 1, dtype=np.int64)
     np.cumsum(np.bincount(arrival_step[landing], minlength=lo.steps), out=landing_start[1:])
-    end = _walk(
+    return _walk(
         lo.step_wait.astype(np.int64),
         duration,
         lo.succ_start,
@@ -93,8 +92,6 @@ def critical_path_ps(lowered: Lowered) -> int:
         lo.release_start,
         lo.release,
     )
-    collective = ~lo.step_background
-    return int(end[collective].max()) if collective.any() else 0
 
 
 @jit

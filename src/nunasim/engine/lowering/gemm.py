@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.messages import READ, WRITE, Messages
-from nunasim.engine.program import Program
+from nunasim.engine.lowering.messages import READ, WRITE, Messages
+from nunasim.engine.lowering.program import Program
 from nunasim.hardware import Pod
 from nunasim.mapping.address import AddressMap
 from nunasim.mapping.placement import BackgroundLoad
+from nunasim.units import s_to_ps
 from nunasim.workload import GemmTile
 
 STEPS_PER_TILE = 3  # load, compute, store
@@ -19,7 +20,7 @@ STEPS_PER_TILE = 3  # load, compute, store
 def gemm_ps(pod: Pod, tile: GemmTile) -> int:
     """A tile's compute time on one CU, at its share of the socket's rate for the dtype."""
     socket = pod.socket
-    return max(1, round(tile.flops / (socket.flops_for(tile.dtype) / socket.cus) * 1e12))
+    return max(1, round(s_to_ps(tile.flops / (socket.flops_for(tile.dtype) / socket.cus))))
 
 
 def lower_background(

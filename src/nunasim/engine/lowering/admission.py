@@ -23,7 +23,7 @@ import numpy as np
 from nunasim.collectives.plan import Buffer, Plan
 from nunasim.errors import ConfigError
 from nunasim.mapping.accesses import PROTOCOLS, plan_accesses
-from nunasim.units import parse_size
+from nunasim.units import format_memory, parse_size
 
 # Growth of peak resident memory per message of a run, placement, lowering, engine and
 # result tables included, beyond ``BYTES_PER_RUN``: at most 650 B on runs of 0.4 to 11.8
@@ -65,7 +65,7 @@ def packet_lines(plan: Plan, chunk_bytes: int, line_bytes: int) -> int:
     accesses = plan_accesses(plan)
     chunks = np.bincount(accesses.protocol, weights=accesses.count, minlength=len(PROTOCOLS))
     return sum(
-        int(n) * -(-chunk_bytes // protocol.data_bytes_per_line(line_bytes))
+        int(n) * protocol.lines(chunk_bytes, line_bytes)
         for protocol, n in zip(PROTOCOLS, chunks.astype(np.int64), strict=True)
     )
 
@@ -107,9 +107,9 @@ def admit(
     affordable = max(budget.nbytes - BYTES_PER_RUN, 0) // BYTES_PER_MESSAGE
     fits = plan.chunks_per_size * chunk_bytes * affordable // max(messages, 1)
     advice = (
-        f"use a collective size of at most about {_amount(fits)}, or fewer GPUs"
+        f"use a collective size of at most about {format_memory(fits)}, or fewer GPUs"
         if fits
-        else f"give a budget of at least {_amount(packet_bytes(messages))}"
+        else f"give a budget of at least {format_memory(packet_bytes(messages))}"
     )
     refuse_beyond(messages, budget, advice)
     if page_bytes is not None:
@@ -135,9 +135,9 @@ def _refuse_pages(pages: int, budget: Budget) -> None:
     if pages * BYTES_PER_PAGE > budget.nbytes:
         raise ConfigError(
             f"this plan's buffers would hold {pages:,} pages, about "
-            f"{_amount(pages * BYTES_PER_PAGE)} of page tables, more than the limit of "
-            f"{_amount(budget.nbytes)} ({budget.origin}): use a smaller collective size, or "
-            "a plan whose buffers have fewer chunks"
+            f"{format_memory(pages * BYTES_PER_PAGE)} of page tables, more than the limit of "
+            f"{format_memory(budget.nbytes)} ({budget.origin}): use a smaller collective "
+            "size, or a plan whose buffers have fewer chunks"
         )
 
 
@@ -149,17 +149,10 @@ def refuse_beyond(
     if need > budget.nbytes:
         raise ConfigError(
             f"this run would simulate {messages:,} messages (one per line for every source "
-            f"and destination) in about {_amount(need)} of arrays, more than the packet "
-            f"engine's limit of {_amount(budget.nbytes)} ({budget.origin}): {advice}; or the "
-            "flow-level engine (--engine flow, or engine='flow' in Python)"
+            f"and destination) in about {format_memory(need)} of arrays, more than the packet "
+            f"engine's limit of {format_memory(budget.nbytes)} ({budget.origin}): {advice}; "
+            "or the flow-level engine (--engine flow, or engine='flow' in Python)"
         )
-
-
-def _amount(nbytes: int) -> str:
-    """``nbytes`` to three figures or so: ``"412 MB"``, ``"9.4 GB"``, ``"1.6e+22 GB"``."""
-    if nbytes < 10**9:
-        return f"{nbytes / 1e6:,.0f} MB"
-    return f"{nbytes / 1e9:,.1f} GB" if nbytes < 10**15 else f"{nbytes / 1e9:.3g} GB"
 
 
 @contextmanager
@@ -191,7 +184,7 @@ def memory_budget() -> Budget:
     available = available_memory()
     return Budget(
         int(available * AVAILABLE_SHARE),
-        f"{AVAILABLE_SHARE:.0%} of the {_amount(available)} available; --max-memory or "
+        f"{AVAILABLE_SHARE:.0%} of the {format_memory(available)} available; --max-memory or "
         f"${MEMORY_ENV} to change it",
     )
 

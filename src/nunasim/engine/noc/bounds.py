@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.noc_traffic import Pattern, as_pattern, destination_matrix
+from nunasim.engine.noc.traffic import Pattern, as_pattern, destination_matrix
 from nunasim.engine.packet.engine import route_rows
 from nunasim.hardware import Mesh, Socket
 from nunasim.units import ps_to_cycles

@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nunasim.engine.kernel.kinds import (
+    EGRESS,
+    EJECT,
+    INJECT,
+    KINDS,
+    LINK,
+    PLANE_OUT,
+    STACK,
+)
 from nunasim.hardware import Pod
 from nunasim.units import transfer_ps
-
-LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT = 0, 1, 2, 3, 4, 5
-KINDS = (LINK, EGRESS, PLANE_OUT, STACK, INJECT, EJECT)
-RESOURCE_NAMES = ("link", "port", "plane", "stack", "inject", "eject")
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,9 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.mapping.accesses import LOAD, READ, STORE, WRITE
-
-FLAG = 4
+from nunasim.engine.kernel.kinds import FLAG, LOAD, READ, STORE, WRITE
 
 __all__ = ["FLAG", "LOAD", "READ", "STORE", "WRITE", "Messages"]
 

@@ -19,10 +19,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.messages import Messages
+from nunasim.collectives.plan import lines_for
+from nunasim.engine.lowering.messages import Messages
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import PROTOCOLS, AccessTable
 from nunasim.mapping.resolve import ResolvedLines, ragged_arange
+from nunasim.units import s_to_ps
 from nunasim.workload import DTYPE_BYTES
 
 
@@ -55,7 +57,7 @@ def reduce_ps(pod: Pod, sources: int, dtype: str, data_bytes: int) -> int:
     socket = pod.socket
     per_cu = socket.flops_for(dtype) / socket.cus
     elements = data_bytes / DTYPE_BYTES[dtype]
-    return max(1, round((sources - 1) * elements / per_cu * 1e12))
+    return max(1, round(s_to_ps((sources - 1) * elements / per_cu)))
 
 
 class _Groups(NamedTuple):
@@ -143,14 +145,14 @@ def _wire_lines(
     """Every wire line of every access: its access, the resolved line it lands on (a row
     of ``resolve``'s table), its operation within its group, and its data bytes. Accesses
     that lay lines out alike come together, each access's lines in order."""
-    plain = -(-chunk_bytes // line_bytes)  # resolved lines per chunk
+    plain = lines_for(chunk_bytes, line_bytes)  # resolved lines per chunk
     first_row = np.concatenate([[0], np.cumsum(accesses.count * plain)])[:-1]
     layouts = np.stack([per_line, op_bytes[accesses.group], accesses.fetches], axis=1)
     parts = [np.zeros((4, 0), dtype=np.int64)]
     for layout in np.unique(layouts, axis=0):
         data, op_data, fetch = (int(x) for x in layout)
         which = np.nonzero((layouts == layout).all(axis=1))[0]
-        first = np.arange(-(-chunk_bytes // data), dtype=np.int64) * data  # first data byte
+        first = np.arange(lines_for(chunk_bytes, data), dtype=np.int64) * data  # first byte
         end = np.minimum(first + data, chunk_bytes)
         op = (first if fetch else end - 1) // op_data
         owner = np.repeat(which, accesses.count[which])  # one per chunk
@@ -161,7 +163,7 @@ def _wire_lines(
                 [
                     np.repeat(owner, len(first)),
                     row.ravel(),
-                    (chunk * -(-chunk_bytes // op_data) + op).ravel(),
+                    (chunk * lines_for(chunk_bytes, op_data) + op).ravel(),
                     np.tile(end - first, len(owner)),
                 ]
             )

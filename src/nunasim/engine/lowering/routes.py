@@ -21,16 +21,16 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.engine.jit import jit
-from nunasim.engine.messages import LOAD, READ, STORE, WRITE, Messages
-from nunasim.engine.packet.core import (
+from nunasim.engine.kernel.kinds import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
+from nunasim.engine.kernel.rows import (
     ROUTE_DTYPE,
     ROUTE_FIELDS,
     ROUTE_POST,
     ROUTE_RES,
     check_route_values,
 )
-from nunasim.engine.resources import EGRESS, EJECT, INJECT, LINK, PLANE_OUT, STACK
-from nunasim.engine.resources import ResourceNumbering as Numbering
+from nunasim.engine.lowering.messages import LOAD, READ, STORE, WRITE, Messages
+from nunasim.engine.lowering.resources import ResourceNumbering as Numbering
 from nunasim.hardware import Pod
 
 
@@ -53,6 +53,36 @@ class _Way(NamedTuple):
     port: np.ndarray  # the port they cross by (0 for the others)
     stack_router: np.ndarray
     via: np.ndarray  # router of that port; the stack's router on one socket
+
+
+class _RouteEnds(NamedTuple):
+    """Per message, what its route runs between: where its entries start in the table, its
+    first and last resources, the GPUs and routers it starts and ends at, the middle router
+    between its two mesh paths, and the port it crosses sockets by."""
+
+    start: np.ndarray  # CSR over messages into the route table
+    first: np.ndarray
+    last: np.ndarray
+    start_gpu: np.ndarray
+    end_gpu: np.ndarray
+    start_router: np.ndarray
+    middle: np.ndarray
+    end_router: np.ndarray
+    crossing: np.ndarray  # bool
+    port: np.ndarray
+
+
+class _Network(NamedTuple):
+    """What every route reads the same: the mesh's paths between router pairs (CSR over
+    pairs ``a * routers + b`` into link slots), the resource numbering (first id of each
+    kind and ids per GPU, by kind), and the plane's latency."""
+
+    path_start: np.ndarray
+    path_links: np.ndarray
+    routers: int
+    kind_first: np.ndarray
+    per_gpu: np.ndarray
+    plane_ps: int
 
 
 def build_routes(pod: Pod, numbering: Numbering, messages: Messages) -> Routes:
@@ -101,25 +131,27 @@ def _resources(
     start = np.concatenate([[0], np.cumsum(length)])
     check_route_values(numbering.total - 1, pod.plane_latency_ps)
     table = np.empty((start[-1], ROUTE_FIELDS), dtype=ROUTE_DTYPE)  # every entry written below
-    _write_routes(
-        start,
-        first,
-        last,
-        start_gpu,
-        end_gpu,
-        start_router,
-        middle,
-        end_router,
-        crossing,
-        port,
-        paths.start,
-        paths.links,
-        len(paths.hops),
-        np.array(numbering.first[: len(numbering.per_gpu)], dtype=np.int64),
-        np.array(numbering.per_gpu, dtype=np.int64),
-        pod.plane_latency_ps,
-        table,
+    ends = _RouteEnds(
+        start=start,
+        first=first,
+        last=last,
+        start_gpu=start_gpu,
+        end_gpu=end_gpu,
+        start_router=start_router,
+        middle=middle,
+        end_router=end_router,
+        crossing=crossing,
+        port=port,
     )
+    network = _Network(
+        path_start=paths.start,
+        path_links=paths.links,
+        routers=len(paths.hops),
+        kind_first=np.array(numbering.first[: len(numbering.per_gpu)], dtype=np.int64),
+        per_gpu=np.array(numbering.per_gpu, dtype=np.int64),
+        plane_ps=pod.plane_latency_ps,
+    )
+    _write_routes(ends, network, table)
     return start, table
 
 
@@ -142,30 +174,18 @@ def _write_path(
 
 
 @jit
-def _write_routes(
-    start: np.ndarray,
-    first: np.ndarray,
-    last: np.ndarray,
-    start_gpu: np.ndarray,
-    end_gpu: np.ndarray,
-    start_router: np.ndarray,
-    middle: np.ndarray,
-    end_router: np.ndarray,
-    crossing: np.ndarray,
-    port: np.ndarray,
-    path_start: np.ndarray,
-    path_links: np.ndarray,
-    routers: int,
-    kind_first: np.ndarray,
-    per_gpu: np.ndarray,
-    plane_ps: int,
-    table: np.ndarray,
-) -> None:
-    """Write every route from ``start[i]`` on, message by message: its first resource,
+def _write_routes(ends: _RouteEnds, network: _Network, table: np.ndarray) -> None:
+    """Write every route from ``ends.start[i]`` on, message by message: its first resource,
     the mesh links from its start to the middle router, the egress port and plane output
     when it crosses sockets (the plane's latency after the port), the mesh links from the
     middle router to its end, its last resource. Compiled, it needs no temporary per
     route entry (the routes are most of a lowered scenario's memory)."""
+    start, first, last = ends.start, ends.first, ends.last
+    start_gpu, end_gpu = ends.start_gpu, ends.end_gpu
+    start_router, middle, end_router = ends.start_router, ends.middle, ends.end_router
+    crossing, port = ends.crossing, ends.port
+    path_start, path_links, routers = network.path_start, network.path_links, network.routers
+    kind_first, per_gpu, plane_ps = network.kind_first, network.per_gpu, network.plane_ps
     for i in range(len(first)):
         at = start[i]
         table[at, ROUTE_RES] = first[i]

@@ -17,7 +17,7 @@ import numpy as np
 
 from nunasim.collectives.per_plan import PerPlan
 from nunasim.collectives.plan import Plan, Step, StepId
-from nunasim.engine.messages import FLAG, Messages
+from nunasim.engine.lowering.messages import FLAG, Messages
 from nunasim.errors import ConfigError
 from nunasim.mapping.accesses import polled_data
 from nunasim.mapping.placement import Placement

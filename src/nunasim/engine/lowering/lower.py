@@ -52,20 +52,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.admission import (
+from nunasim.engine.lowering.admission import (
     Budget,
     memory_budget,
     packet_bytes,
     packet_messages,
     refuse_beyond,
 )
-from nunasim.engine.gemm import lower_background
-from nunasim.engine.lineops import LineOps, line_operations
-from nunasim.engine.messages import Messages
-from nunasim.engine.program import Program, join
-from nunasim.engine.resources import Resources, build_resources, resource_numbering
-from nunasim.engine.routes import build_routes
-from nunasim.engine.steps import StepGraph, step_graph
+from nunasim.engine.lowering.gemm import lower_background
+from nunasim.engine.lowering.lineops import LineOps, line_operations
+from nunasim.engine.lowering.messages import Messages
+from nunasim.engine.lowering.program import Program, join
+from nunasim.engine.lowering.resources import Resources, build_resources, resource_numbering
+from nunasim.engine.lowering.routes import build_routes
+from nunasim.engine.lowering.steps import StepGraph, step_graph
 from nunasim.hardware import Pod
 from nunasim.mapping.accesses import plan_accesses
 from nunasim.mapping.placement import BackgroundLoad, Placement

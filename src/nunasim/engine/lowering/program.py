@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.messages import Messages
+from nunasim.engine.lowering.messages import Messages
 
 
 class Program(NamedTuple):

@@ -1,0 +1,63 @@
+"""The event heap of the packet engine and the flow engine: a 4-ary heap of packed keys."""
+
+from __future__ import annotations
+
+from nunasim.engine.jit import jit
+
+# An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod
+# 2^SEQ_BITS. Keys order events by time, then (for events scheduled fewer than 2^SEQ_BITS
+# events apart, which is every tie in practice) by the order they were scheduled in; the
+# order is a fixed function of the run either way, so runs repeat exactly. One integer per
+# key makes the heap about 2.5 times faster than comparing (time, sequence) pairs.
+SEQ_BITS = 23
+SEQ_MASK = (1 << SEQ_BITS) - 1
+TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
+
+
+@jit(inline=True)
+def push_event(hk, hp, n, t, seq, payload):
+    """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
+    if t >= TIME_LIMIT_PS:
+        raise ValueError("the packet engine simulates at most 1.1 s of time")
+    key = (t << SEQ_BITS) | (seq & SEQ_MASK)
+    i = n
+    while i > 0:
+        p = (i - 1) >> 2
+        if hk[p] <= key:
+            break
+        hk[i] = hk[p]
+        hp[i] = hp[p]
+        i = p
+    hk[i] = key
+    hp[i] = payload
+    return n + 1
+
+
+@jit(inline=True)
+def pop_event(hk, hp, n):
+    """Remove the smallest key; the last item moves down from the root's hole."""
+    key, payload = hk[0], hp[0]
+    n -= 1
+    last_key, last_payload = hk[n], hp[n]
+    i = 0
+    while True:
+        first = 4 * i + 1
+        if first >= n:
+            break
+        best = first
+        best_key = hk[first]
+        end = first + 4
+        if end > n:
+            end = n
+        for c in range(first + 1, end):
+            if hk[c] < best_key:
+                best = c
+                best_key = hk[c]
+        if last_key <= best_key:
+            break
+        hk[i] = best_key
+        hp[i] = hp[best]
+        i = best
+    hk[i] = last_key
+    hp[i] = last_payload
+    return key >> SEQ_BITS, payload, n

@@ -1,0 +1,22 @@
+"""Step readiness, as both event loops and the analytic bound start from it."""
+
+from __future__ import annotations
+
+from nunasim.engine.jit import jit
+
+
+@jit
+def any_unfinished(step_end):
+    """Whether a step has not ended (its end is still -1)."""
+    return (step_end < 0).any()
+
+
+@jit(inline=True)
+def initially_ready(wait, ready):
+    """The steps with nothing to wait for, into ``ready``; returns how many."""
+    count = 0
+    for s in range(wait.shape[0]):
+        if wait[s] == 0:
+            ready[count] = s
+            count += 1
+    return count

@@ -1,0 +1,253 @@
+"""The LLM study's tables (paper section 6.7, Fig. 15): the chosen configuration per model,
+GPU count, phase and configuration (UA, NAP+NAR), and Fig. 15's summary of them.
+
+Given a runner of many points (``llm_table``'s ``run_many``, the sweeps' Dask cluster), the
+study first finds the points its search needs, in rounds, and runs each round's together.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nunasim.experiments.cache import ResultCache
+from nunasim.experiments.collective_timer import (
+    PLAN_COUNT,
+    CollectiveTimer,
+    Key,
+    Progress,
+)
+from nunasim.experiments.llm_search import (
+    Candidate,
+    Study,
+    best,
+    load_study,
+    rates_for,
+)
+from nunasim.experiments.sweep import Point
+from nunasim.hardware import Preset
+from nunasim.io.models import load_inference_settings, load_model, model_names
+from nunasim.io.presets import load_preset
+from nunasim.llm.operators import PHASES, Step
+from nunasim.llm.settings import InferenceSettings
+from nunasim.llm.step_time import Rates, step_breakdown
+from nunasim.units import ps_to_ms
+
+
+def candidate_row(
+    model: str, gpus: int, phase: str, configuration: str, c: Candidate
+) -> dict[str, Any]:
+    bd = c.breakdown
+    row: dict[str, Any] = {
+        "model": model,
+        "gpus": gpus,
+        "phase": phase,
+        "configuration": configuration,
+        "tp": c.parallelism.tp,
+        "dp": c.parallelism.dp,
+        "pp": c.parallelism.pp,
+        "ep": c.parallelism.ep,
+        "batch": c.batch,
+        "seq": c.seq,
+        "time_ms": ps_to_ms(bd.total_ps),
+        "compute_ms": ps_to_ms(bd.compute_ps),
+        "communication_ms": ps_to_ms(bd.communication_ps),
+        "tokens_per_s": c.tokens_per_s,
+    }
+    for kind in ("allreduce", "reducescatter", "allgather", "alltoall", "sendrecv"):
+        row[f"{kind}_ms"] = ps_to_ms(bd.collective_ps.get(kind, 0))
+        row[f"{kind}_count"] = bd.collective_counts.get(kind, 0)
+    return row
+
+
+def llm_table(
+    models: Iterable[str],
+    gpus: Iterable[int],
+    phases: Iterable[str] = PHASES,
+    *,
+    quick: bool = False,
+    preset: Preset | str = "nextgen-4die",
+    cache: ResultCache | None = None,
+    progress: Progress | None = None,
+    timer: CollectiveTimer | None = None,
+    threadblocks: int | str | None = None,
+    run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """The chosen configuration per model, GPU count, phase and configuration (UA,
+    NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
+    setting for the simulated collectives (``"auto"``: the paper's search, ``"plan"``: the
+    plan's own count, a count; None: the study's); the table's
+    ``attrs`` say which ran (``threadblocks``), how many simulations (``runs``) and what
+    the points used took to compute (``points``, ``points_timed``, ``point_s``).
+
+    Without ``run_many`` the search simulates each point when it first needs it, one at a
+    time. With it (a runner of many points at once, such as ``run_points`` on a Dask
+    cluster) the search runs in rounds on ``CollectiveTimer.planner``: each round's
+    missing points are run together, and the round that misses none is the result, the
+    same table as the one-at-a-time search gives."""
+    study = load_study()
+    settings = load_inference_settings()
+    hardware = preset if isinstance(preset, Preset) else load_preset(preset)
+    sizes = study.quick_sizes if quick else study.collective_sizes
+    models, gpus, phases = tuple(models), tuple(gpus), tuple(phases)  # priced once a round
+    timer = timer or CollectiveTimer(
+        hardware,
+        sizes,
+        cache,
+        progress,
+        threadblocks=study.threadblocks if threadblocks is None else threadblocks,
+        engine=study.engine,
+    )
+    rates = rates_for(hardware, settings)
+
+    def price(timer: CollectiveTimer) -> list[dict[str, Any]]:
+        return _study_rows(models, gpus, phases, timer, study, settings, rates)
+
+    if run_many is None or timer.simulate is not None:
+        rows = price(timer)
+    else:
+        rows = _in_rounds(timer, price, run_many)
+    table = pd.DataFrame(rows)
+    table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
+    table.attrs["runs"] = timer.runs
+    table.attrs["grid"] = [int(size) for size in timer.sizes]
+    table.attrs["points"] = timer.times.points
+    table.attrs["points_timed"] = timer.times.timed
+    table.attrs["point_s"] = timer.times.seconds
+    return table
+
+
+def _in_rounds(
+    timer: CollectiveTimer,
+    price: Callable[[CollectiveTimer], list[dict[str, Any]]],
+    run_many: Callable[[list[Point]], pd.DataFrame],
+) -> list[dict[str, Any]]:
+    """``price``'s rows once every point it needs is known: each round prices with
+    ``timer.planner`` and runs the points it missed, all at once, into ``timer``."""
+    while True:
+        missing: dict[Key, Point] = {}
+        rows = price(timer.planner(missing))
+        if not missing:
+            return rows
+        fetched = run_many(list(missing.values()))
+        timer.runs += len(missing)
+        for key, row in zip(missing, fetched.to_dict("records"), strict=True):
+            timer.learn(key, row)
+
+
+def _study_rows(
+    models: Iterable[str],
+    gpus: Iterable[int],
+    phases: Iterable[str],
+    timer: CollectiveTimer,
+    study: Study,
+    settings: InferenceSettings,
+    rates: Rates,
+) -> list[dict[str, Any]]:
+    rows = []
+    for name in models:
+        model = load_model(name)
+        for n in gpus:
+            for phase in phases:
+                reference: Candidate | None = None
+                for configuration in study.configurations:
+                    chosen, within = best(
+                        model, n, phase, configuration, timer, study, settings, rates
+                    )
+                    reference = reference or chosen
+                    row = candidate_row(name, n, phase, configuration, chosen)
+                    row["within_grid"] = within
+                    if model.moe is None:
+                        row["ep"] = 1  # a dense model has no experts to spread
+                    # The first configuration's step priced under this one: the same
+                    # collectives, so their speedup is not mixed with a change of cut.
+                    same = step_breakdown(
+                        model,
+                        Step(phase, reference.batch, reference.seq),
+                        reference.parallelism,
+                        settings,
+                        rates,
+                        lambda kind, size, g, c=configuration: timer.time(kind, size, g, c),
+                    )
+                    row["reference_communication_ms"] = ps_to_ms(same.communication_ps)
+                    rows.append(row)
+    return rows
+
+
+def threadblocks_text(threadblocks: int | str | None) -> str:
+    """How the simulated collectives chose their threadblocks, for outputs and reports."""
+    if threadblocks is None or threadblocks == PLAN_COUNT:
+        return "the plan's own threadblock count"
+    if threadblocks == "auto":
+        return "the best threadblock count and NAR granularity (the paper's search)"
+    return f"{threadblocks} threadblocks per GPU"
+
+
+def fig15_table(
+    quick: bool,
+    cache: ResultCache | None = None,
+    progress: Progress | None = None,
+    *,
+    preset: Preset | str = "nextgen-4die",
+    threadblocks: int | str | None = None,
+    run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
+    (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
+    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run; ``run_many`` is
+    ``llm_table``'s."""
+    study = load_study()
+    models = study.quick_models if quick else tuple(model_names())
+    gpus = study.quick_gpus if quick else study.gpus
+    started = time.perf_counter()
+    table = llm_table(
+        models,
+        gpus,
+        quick=quick,
+        preset=preset,
+        cache=cache,
+        progress=progress,
+        threadblocks=threadblocks,
+        run_many=run_many,
+    )
+    table.attrs["wall_s"] = time.perf_counter() - started
+    return table
+
+
+def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per phase: geometric-mean and largest reduction of the step time (TTFT, TPOT) under
+    NAP+NAR against UA, each with its own chosen configuration, and the geometric-mean
+    speedup of the collectives of UA's chosen step under NAP+NAR."""
+    keys = ["model", "gpus", "phase"]
+    ua = table[table.configuration == "UA"].set_index(keys)
+    nap = table[table.configuration == "NAP+NAR"].set_index(keys)
+    rows = []
+    for phase in PHASES:
+        a, b = ua.xs(phase, level="phase"), nap.xs(phase, level="phase")
+        if a.empty:
+            continue
+        ratio = (b.time_ms / a.time_ms).to_numpy()
+        # UA's chosen step under both configurations (where it communicates at all)
+        moving = a.communication_ms > 0
+        comm = a.communication_ms[moving] / b.reference_communication_ms[moving]
+        row: dict[str, Any] = {
+            "phase": phase,
+            "metric": "TTFT" if phase == "prefill" else "TPOT",
+            "points": len(ratio),
+            "geomean_reduction": 1 - float(np.exp(np.log(ratio).mean())),
+            "max_reduction": 1 - float(ratio.min()),
+            "collective_speedup_geomean": float(np.exp(np.log(comm.to_numpy()).mean()))
+            if len(comm)
+            else float("nan"),
+        }
+        if "within_grid" in table:
+            # choices (of either configuration) that could change were the collectives
+            # beyond the simulated grid simulated rather than extrapolated
+            both = table[table.phase == phase]
+            row["beyond_grid"] = int((~both.within_grid.astype(bool)).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)

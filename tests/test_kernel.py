@@ -1,0 +1,57 @@
+"""The shared kernel's constants agree with every layer that names them."""
+
+import numpy as np
+
+from nunasim.engine.kernel import heap, kinds, rows
+from nunasim.engine.lowering import messages, resources
+from nunasim.engine.packet import core
+from nunasim.io.presets import load_preset
+from nunasim.mapping import accesses
+
+
+def test_message_kinds_are_the_access_kinds_and_a_flag():
+    assert (kinds.READ, kinds.LOAD, kinds.WRITE, kinds.STORE) == (
+        accesses.READ,
+        accesses.LOAD,
+        accesses.WRITE,
+        accesses.STORE,
+    )
+    assert len(set(kinds.MESSAGE_KINDS)) == len(kinds.MESSAGE_KINDS)
+    assert kinds.FLAG not in (accesses.READ, accesses.LOAD, accesses.WRITE, accesses.STORE)
+    assert messages.FLAG == kinds.FLAG and messages.STORE == kinds.STORE
+
+
+def test_resource_kinds_number_the_resources_and_name_the_tables():
+    assert tuple(range(len(kinds.KINDS))) == kinds.KINDS
+    assert len(kinds.RESOURCE_NAMES) == len(kinds.KINDS) == len(set(kinds.RESOURCE_NAMES))
+    pod = load_preset("nextgen-4die").pod.with_sockets(2)
+    numbering = resources.resource_numbering(pod, 2)
+    built = resources.build_resources(pod, numbering)
+    # The flat numbering runs kind by kind in KINDS order.
+    first = numbering.first
+    for kind in kinds.KINDS:
+        assert (built.kind[first[kind] : first[kind + 1]] == kind).all()
+
+
+def test_row_columns_are_distinct_and_fit_their_rows():
+    resource_columns = [
+        rows.FREE_AT,
+        rows.OCC,
+        rows.LAT,
+        rows.KIND,
+        rows.FLITS,
+        rows.WAIT_MAX,
+        rows.VCS,
+        rows.CREDIT_PS,
+        rows.BUF_FLITS,
+        rows.FLIT_PS,
+    ]
+    assert sorted(resource_columns) == list(range(rows.RES_FIELDS))
+    assert sorted([rows.ROUTE_RES, rows.ROUTE_POST]) == list(range(rows.ROUTE_FIELDS))
+    assert np.iinfo(rows.ROUTE_DTYPE).max == rows.ROUTE_MAX
+
+
+def test_the_event_kinds_fit_their_bits_and_the_keys_their_time():
+    events = [core.EV_ROUTE, core.EV_ACK, core.EV_COMPUTE, core.EV_STEP, core.EV_CREDIT]
+    assert len(set(events)) == len(events) and max(events) <= core.EV_MASK
+    assert heap.TIME_LIMIT_PS << heap.SEQ_BITS == 1 << 63
