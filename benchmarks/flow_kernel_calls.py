@@ -51,12 +51,10 @@ do more work per call for the same overhead, so the share only falls.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
-import numba
+from kernel_calls import capturer, hooked, per_call_us, present, print_calls, print_dispatch, timer
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
@@ -79,23 +77,7 @@ def _kernels() -> list[tuple[Any, str]]:
     called: the demand count (``_demands`` before the bundles) and the event loop."""
     from nunasim.engine.flow import demand, engine
 
-    count = "group_demands" if hasattr(demand, "group_demands") else "_demands"
-    return [(demand, count), (engine, "run_flows")]
-
-
-def _patched(targets: list[tuple[Any, str]], hook: Callable[[str, Callable], Callable]) -> list:
-    """Replace each ``module.name`` by ``hook(name, original)``; returns what to restore."""
-    saved = []
-    for module, name in targets:
-        original = getattr(module, name)
-        saved.append((module, name, original))
-        setattr(module, name, hook(name, original))
-    return saved
-
-
-def _restore(saved: list) -> None:
-    for module, name, original in saved:
-        setattr(module, name, original)
+    return [present(demand, "group_demands", "_demands"), (engine, "run_flows")]
 
 
 def measure_calls(repeat: int) -> None:
@@ -107,59 +89,14 @@ def measure_calls(repeat: int) -> None:
         placement = scenario.placement()
         scenario.run(placement)  # compile or load, and the plan's one-off work
         durations: dict[str, list[float]] = {}
-
-        def timed(name: str, original: Callable, durations: dict = durations) -> Callable:
-            def call(*args: Any) -> Any:
-                started = time.perf_counter()
-                result = original(*args)
-                durations.setdefault(name, []).append(time.perf_counter() - started)
-                return result
-
-            return call
-
-        saved = _patched(_kernels(), timed)
         walls = []
-        try:
+        with hooked(_kernels(), timer(durations)):
             for _ in range(repeat):
                 started = time.perf_counter()
                 scenario.run(placement)
                 walls.append(time.perf_counter() - started)
-        finally:
-            _restore(saved)
-        for name, times in durations.items():
-            median, fastest = statistics.median(times) * 1e6, min(times) * 1e6
-            print(
-                f"  {case:6} {name:16} {len(times) // repeat:3} calls, median {median:7.1f} us, "
-                f"fastest {fastest:7.1f} us"
-            )
+        print_calls(durations, repeat, 16, f"{case:6} ")
         print(f"  {case:6} the run (best)    {min(walls) * 1e3:.2f} ms")
-
-
-def _empty_kernel(count: int) -> Callable:
-    """A compiled kernel of ``count`` parameters that does nothing."""
-    names = ", ".join(f"a{i}" for i in range(count))
-    scope: dict[str, Any] = {}
-    exec(f"def kernel({names}):\n    return 0\n", scope)  # a fixed template
-    return numba.njit(scope["kernel"])
-
-
-def _spelled_out(args: tuple) -> tuple:
-    """``args`` with every bundle's fields in its place."""
-    flat: list[Any] = []
-    for a in args:
-        flat.extend(a if isinstance(a, tuple) else (a,))
-    return tuple(flat)
-
-
-def _per_call_us(kernel: Callable, args: tuple, calls: int, repeat: int) -> float:
-    kernel(*args)  # compile for these types
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        for _ in range(calls):
-            kernel(*args)
-        best = min(best, (time.perf_counter() - started) / calls)
-    return best * 1e6
 
 
 def measure_dispatch(calls: int, repeat: int) -> None:
@@ -167,34 +104,15 @@ def measure_dispatch(calls: int, repeat: int) -> None:
     event loop on its real bundles, cut at its first event."""
     captured: dict[str, dict[str, tuple]] = {case: {} for case in CASES}
     for case, seen in captured.items():
-
-        def capture(name: str, original: Callable, seen: dict = seen) -> Callable:
-            def call(*args: Any) -> Any:
-                seen[name] = args  # the last call's: the loop's run, not its bound
-                return original(*args)
-
-            return call
-
-        saved = _patched(_kernels(), capture)
-        try:
+        # The last call's arguments: the loop's run, not its bound.
+        with hooked(_kernels(), capturer(seen, last=True)):
             _scenario(case).run()
-        finally:
-            _restore(saved)
-    print(f"dispatch per call (best of {repeat} means over {calls:,} calls)")
-    print(f"  {'':16} {'spelled out':>12} {'bundled':>10}")
-    for name, bundled in captured["1 MB"].items():
-        flat = _spelled_out(bundled)
-        spelled = _per_call_us(_empty_kernel(len(flat)), flat, calls, repeat)
-        grouped = _per_call_us(_empty_kernel(len(bundled)), bundled, calls, repeat)
-        print(
-            f"  {name:16} {spelled:9.1f} us {grouped:7.1f} us"
-            f"   ({len(flat)} arguments; {len(bundled)} with bundles)"
-        )
+    print_dispatch(captured["1 MB"], calls, repeat, 16)
     from nunasim.engine.flow.loop import run_flows
 
     for case, seen in captured.items():
         cut = (*seen["run_flows"][:-1], 0)  # stop_ps = 0: it stops at its first events
-        loop_us = _per_call_us(run_flows, cut, calls, repeat)
+        loop_us = per_call_us(run_flows, cut, calls, repeat)
         print(f"  run_flows on the {case} bundles cut at time 0: {loop_us:.1f} us a call")
 
 

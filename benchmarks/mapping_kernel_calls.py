@@ -43,12 +43,10 @@ call, and types them with cold caches): about 0.1 ms of a 28 ms run, within its 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
-import numba
+from kernel_calls import capturer, hooked, present, print_calls, print_dispatch, timer
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.io.presets import load_preset
@@ -68,120 +66,37 @@ def one_run() -> None:
     estimate_ps(plan, placed, pod)
 
 
-def _patched(targets: list[tuple[Any, str]], hook: Callable[[str, Callable], Callable]) -> list:
-    """Replace each ``module.name`` by ``hook(name, original)``; returns what to restore."""
-    saved = []
-    for module, name in targets:
-        original = getattr(module, name)
-        saved.append((module, name, original))
-        setattr(module, name, hook(name, original))
-    return saved
-
-
-def _restore(saved: list) -> None:
-    for module, name, original in saved:
-        setattr(module, name, original)
+def _kernels() -> list[tuple[Any, str]]:
+    """The placement's kernels as (module, name) where they are called, by their names now
+    or before the bundles (``place_threadblocks``, ``lines_per_stack``)."""
+    return [
+        present(place, "assign_threadblocks", "place_threadblocks"),
+        present(place, "count_stack_lines", "lines_per_stack"),
+        (estimate, "_count_remote"),
+    ]
 
 
 def measure_calls(repeat: int) -> None:
-    """Every real kernel call of ``one_run``, timed where the placement makes it (names
-    both the spelled-out and the bundled versions have)."""
+    """Every real kernel call of ``one_run``, timed where the placement makes it."""
     durations: dict[str, list[float]] = {}
-
-    def timed(name: str, original: Callable) -> Callable:
-        def call(*args: Any) -> Any:
-            started = time.perf_counter()
-            result = original(*args)
-            durations.setdefault(name, []).append(time.perf_counter() - started)
-            return result
-
-        return call
-
     one_run()  # compile, and the plan's one-off work
-    targets = [
-        (place, "place_threadblocks"),
-        (place, "lines_per_stack"),
-        (estimate, "_count_remote"),
-    ]
-    saved = _patched(targets, timed)
     walls = []
-    try:
+    with hooked(_kernels(), timer(durations)):
         for _ in range(repeat):
             started = time.perf_counter()
             one_run()
             walls.append(time.perf_counter() - started)
-    finally:
-        _restore(saved)
     print(f"calls in one run (of {repeat}; the run {min(walls) * 1e3:.1f} ms at best)")
-    for name, times in durations.items():
-        median, fastest = statistics.median(times) * 1e6, min(times) * 1e6
-        print(
-            f"  {name:22} {len(times) // repeat:3} calls, median {median:7.1f} us, "
-            f"fastest {fastest:7.1f} us"
-        )
-
-
-def _empty_kernel(count: int) -> Callable:
-    """A compiled kernel of ``count`` parameters that does nothing."""
-    names = ", ".join(f"a{i}" for i in range(count))
-    scope: dict[str, Any] = {}
-    exec(f"def kernel({names}):\n    return 0\n", scope)  # a fixed template
-    return numba.njit(scope["kernel"])
-
-
-def _spelled_out(args: tuple) -> tuple:
-    """``args`` with every bundle's fields in its place."""
-    flat: list[Any] = []
-    for a in args:
-        flat.extend(a if isinstance(a, tuple) else (a,))
-    return tuple(flat)
-
-
-def _per_call_us(kernel: Callable, args: tuple, calls: int, repeat: int) -> float:
-    kernel(*args)  # compile for these types
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        for _ in range(calls):
-            kernel(*args)
-        best = min(best, (time.perf_counter() - started) / calls)
-    return best * 1e6
+    print_calls(durations, repeat, 22, "")
 
 
 def measure_dispatch(calls: int, repeat: int) -> None:
-    """Each kernel's real arguments to an empty kernel, spelled out and bundled."""
-    from nunasim.mapping import line_counts
-    from nunasim.policies import assign
-
+    """Each kernel's real arguments (its first call's) to an empty kernel, spelled out and
+    bundled."""
     captured: dict[str, tuple] = {}
-
-    def capture(name: str, original: Callable) -> Callable:
-        def call(*args: Any) -> Any:
-            captured.setdefault(name, args)
-            return original(*args)
-
-        return call
-
-    targets = [
-        (assign, "assign_threadblocks"),
-        (line_counts, "count_stack_lines"),
-        (estimate, "_count_remote"),
-    ]
-    saved = _patched(targets, capture)
-    try:
+    with hooked(_kernels(), capturer(captured, last=False)):
         one_run()
-    finally:
-        _restore(saved)
-    print(f"dispatch per call (best of {repeat} means over {calls:,} calls)")
-    print(f"  {'':22} {'spelled out':>12} {'bundled':>10}")
-    for name, bundled in captured.items():
-        flat = _spelled_out(bundled)
-        spelled = _per_call_us(_empty_kernel(len(flat)), flat, calls, repeat)
-        grouped = _per_call_us(_empty_kernel(len(bundled)), bundled, calls, repeat)
-        print(
-            f"  {name:22} {spelled:9.1f} us {grouped:7.1f} us"
-            f"   ({len(flat)} arguments; {len(bundled)} with bundles)"
-        )
+    print_dispatch(captured, calls, repeat, 22)
 
 
 def main() -> None:

@@ -196,9 +196,12 @@ def deliveries(lo: Lowered, done: np.ndarray) -> tuple[int, int, np.ndarray]:
     return len(data) * lo.line_bytes, int(lo.msg_bytes[data].sum()), stack_bytes
 
 
-def store_identity(lo: Lowered, stores: np.ndarray) -> Columns:
-    """The columns that say which store each row of a per-store table is (``stores``:
-    message ids): its message, GPUs, egress port, stack and data bytes."""
+def store_table(lo: Lowered, stores: np.ndarray, measured: Columns) -> Columns:
+    """A per-store table: the columns that say which store each row is (``stores``: message
+    ids; its message, GPUs, egress port, stack and data bytes), then ``measured``. Without
+    stores, the one column an empty DataFrame of the table has."""
+    if not len(stores):
+        return {"latency_ps": np.empty(0, dtype=object)}
     return {
         "message": stores,
         "src_gpu": lo.tb_gpu[lo.step_tb[lo.lineop_step[lo.msg_lineop[stores]]]],
@@ -206,7 +209,16 @@ def store_identity(lo: Lowered, stores: np.ndarray) -> Columns:
         "egress_port": lo.msg_port[stores],
         "dst_stack": lo.msg_stack[stores],
         "data_bytes": lo.msg_bytes[stores],
+        **measured,
     }
+
+
+def gpu_completions(lo: Lowered, step_end: np.ndarray) -> np.ndarray:
+    """Each GPU's completion: the end of its last collective step (background work aside)."""
+    collective = ~lo.step_background
+    done = np.zeros(lo.ngpus, dtype=np.int64)
+    np.maximum.at(done, lo.tb_gpu[lo.step_tb[collective]], step_end[collective])
+    return done
 
 
 def resource_identity(lo: Lowered, used: np.ndarray) -> Columns:

@@ -22,7 +22,13 @@ from nunasim.engine.kernel.kinds import STORE
 from nunasim.engine.lazy_table import Columns
 from nunasim.engine.lowering.admission import admit, packet_lines
 from nunasim.engine.lowering.lower import Lowered, lower
-from nunasim.engine.result import SimResult, deliveries, resource_identity, store_identity
+from nunasim.engine.result import (
+    SimResult,
+    deliveries,
+    gpu_completions,
+    resource_identity,
+    store_table,
+)
 from nunasim.hardware import Socket
 
 
@@ -65,22 +71,19 @@ def zero_load_result(lowered: Lowered, completion_ps: int, l1_ps: int) -> SimRes
     """A ``SimResult`` of ``lowered`` completing at ``completion_ps`` with nothing queued:
     zero-load store latencies, every GPU's zero-load critical path, every resource's flits."""
     lo = lowered
-    collective = ~lo.step_background
-    end = step_ends_ps(lo)
-    gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
-    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], end[collective])
     stores = np.nonzero(lo.msg_kind == STORE)[0]
     missing = np.full(len(stores), np.nan)
-    table: Columns = {
-        **store_identity(lo, stores),
-        "issue_ps": missing,
-        "done_ps": missing,
-        "latency_ps": route_latency_ps(lo)[stores] - l1_ps,
-        "l1": np.full(len(stores), l1_ps),
-        **{part: missing for part in ("src_noc", "port", "plane", "dst_noc", "memory")},
-    }
-    if not len(stores):
-        table = {"latency_ps": np.empty(0, dtype=object)}  # as an empty DataFrame has it
+    table = store_table(
+        lo,
+        stores,
+        {
+            "issue_ps": missing,
+            "done_ps": missing,
+            "latency_ps": route_latency_ps(lo)[stores] - l1_ps,
+            "l1": np.full(len(stores), l1_ps),
+            **{part: missing for part in ("src_noc", "port", "plane", "dst_noc", "memory")},
+        },
+    )
     res = lo.resources
     flits = np.bincount(lo.route, minlength=len(res.occ))
     used = np.nonzero(flits)[0]
@@ -96,7 +99,7 @@ def zero_load_result(lowered: Lowered, completion_ps: int, l1_ps: int) -> SimRes
     delivered, data_delivered, stack_bytes = deliveries(lo, np.ones(lo.messages, dtype=bool))
     return SimResult(
         completion_ps=completion_ps,
-        gpu_completion_ps=gpu_done,
+        gpu_completion_ps=gpu_completions(lo, step_ends_ps(lo)),
         stores=table,
         resources=resources,
         messages=lo.messages,

@@ -11,8 +11,9 @@ from nunasim.engine.result import (
     RunInfo,
     SimResult,
     deliveries,
+    gpu_completions,
     resource_identity,
-    store_identity,
+    store_table,
 )
 
 
@@ -24,20 +25,21 @@ def build_result(
     res = lo.resources
     issue, done = trace.msg_issue[stores], trace.msg_done[stores]
     inject = issue + l1_ps
-    table: Columns = {
-        **store_identity(lo, stores),
-        "issue_ps": issue,
-        "done_ps": done,
-        "latency_ps": done - inject,
-        "l1": np.full(len(stores), l1_ps),
-        "src_noc": trace.msg_port_in[stores] - inject,
-        "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
-        "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
-        "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
-        "memory": done - trace.msg_stack_in[stores],
-    }
-    if not len(stores):
-        table = {"latency_ps": np.empty(0, dtype=object)}  # as an empty DataFrame has it
+    table = store_table(
+        lo,
+        stores,
+        {
+            "issue_ps": issue,
+            "done_ps": done,
+            "latency_ps": done - inject,
+            "l1": np.full(len(stores), l1_ps),
+            "src_noc": trace.msg_port_in[stores] - inject,
+            "port": trace.msg_port_out[stores] - trace.msg_port_in[stores],
+            "plane": trace.msg_dst_in[stores] - trace.msg_port_out[stores],
+            "dst_noc": trace.msg_stack_in[stores] - trace.msg_dst_in[stores],
+            "memory": done - trace.msg_stack_in[stores],
+        },
+    )
     collective = ~lo.step_background
     completion = int(trace.step_end[collective].max()) if collective.any() else 0
     used = np.nonzero(trace.res_flits)[0]
@@ -50,12 +52,10 @@ def build_result(
         "max_wait_ps": trace.res_wait_max[used],
         "peak_queue": trace.res_wait_max[used] // np.maximum(res.occ[used], 1) + 1,
     }
-    gpu_done = np.zeros(lo.ngpus, dtype=np.int64)
-    np.maximum.at(gpu_done, lo.tb_gpu[lo.step_tb[collective]], trace.step_end[collective])
     delivered, data_delivered, stack_bytes = deliveries(lo, trace.msg_done >= 0)
     return SimResult(
         completion_ps=completion,
-        gpu_completion_ps=gpu_done,
+        gpu_completion_ps=gpu_completions(lo, trace.step_end),
         stores=table,
         resources=resources,
         messages=lo.messages,
