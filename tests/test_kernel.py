@@ -45,6 +45,8 @@ def test_row_columns_are_distinct_and_fit_their_rows():
         rows.CREDIT_PS,
         rows.BUF_FLITS,
         rows.FLIT_PS,
+        rows.TAIL_CREDIT,
+        rows.HEAD_PS,
     ]
     assert sorted(resource_columns) == list(range(rows.RES_FIELDS))
     assert sorted([rows.ROUTE_RES, rows.ROUTE_POST]) == list(range(rows.ROUTE_FIELDS))
@@ -53,5 +55,6 @@ def test_row_columns_are_distinct_and_fit_their_rows():
 
 def test_the_event_kinds_fit_their_bits_and_the_keys_their_time():
     events = [core.EV_ROUTE, core.EV_ACK, core.EV_COMPUTE, core.EV_STEP, core.EV_CREDIT]
+    events.append(core.EV_OUTPUT)
     assert len(set(events)) == len(events) and max(events) <= core.EV_MASK
     assert heap.TIME_LIMIT_PS << heap.SEQ_BITS == 1 << 63

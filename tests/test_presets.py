@@ -11,6 +11,7 @@ from nunasim.errors import ConfigError
 from nunasim.hardware import Preset
 from nunasim.hardware.summary import summarise
 from nunasim.io.presets import builtin_names, load_preset, parse_preset
+from nunasim.units import cycles_to_ps
 from strategies import pods
 
 
@@ -136,6 +137,13 @@ def test_router_block_is_optional_and_its_defaults():
     s = parse_preset(yaml.safe_dump(doc), "custom").socket
     assert s.router.link_latency_cycles == 6  # the rest of the 10 cycles per hop
     assert s.router.flow_control == "none"
+    assert s.router.wait_for_tail_credit is False and s.tail_credit is False
+    assert s.router.head_stages is None and s.router.head_stage_count == 2  # 4 - 2
+    assert s.head_ps == 0  # no credits: no head stages to wait for
+    doc["socket"]["noc"]["router"] = {**_ROUTER, "flow_control": "credit", "head_stages": 3}
+    doc["socket"]["noc"]["router"]["wait_for_tail_credit"] = True
+    s = parse_preset(yaml.safe_dump(doc), "custom").socket
+    assert s.tail_credit and s.head_ps == cycles_to_ps(3, s.noc_clock_hz)
     assert s.injection_flit_ps == s.link_flit_ps  # channel widths default to the link's
     assert s.hop_ps == load_preset("nextgen-4die").socket.hop_ps
 
@@ -355,6 +363,24 @@ BAD_INPUTS = [
         _with_router(flow_control="on-off"),
         "socket.noc.router.flow_control",
         "unknown flow control",
+    ),
+    (
+        "more head stages than the pipeline",
+        _with_router(head_stages=5),
+        "socket.noc.router.head_stages",
+        "between 0 and pipeline_stages (4)",
+    ),
+    (
+        "negative head stages",
+        _with_router(head_stages=-1),
+        "socket.noc.router.head_stages",
+        "between 0 and pipeline_stages (4)",
+    ),
+    (
+        "tail credit not a boolean",
+        _with_router(wait_for_tail_credit="yes please"),
+        "socket.noc.router.wait_for_tail_credit",
+        "true or false",
     ),
 ]
 

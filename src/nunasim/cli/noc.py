@@ -143,7 +143,8 @@ def parse_rates(text: str) -> list[float]:
     "--self-traffic/--no-self-traffic",
     default=False,
     show_default=True,
-    help="uniform and hotspot: may a packet's uniform destination be its own router?",
+    help="May a packet's destination be its own router? uniform and hotspot: among the "
+    "uniform choices; permutations: routers mapped to themselves inject (as BookSim's do).",
 )
 @click.option(
     "--workers",

@@ -77,6 +77,19 @@ class Router:
     injection_bandwidth: float | None = None  # bytes/s
     ejection_bandwidth: float | None = None
     flow_control: str = "none"  # "none": infinite buffers; "credit": back-pressure
+    # A VC takes a new packet only once the last one's tail credit is back (one packet per
+    # VC at a time), not as soon as its tail has left: BookSim's option of the same name.
+    wait_for_tail_credit: bool = False
+    # Stages of the pipeline a packet's head passes and its other flits skip (route
+    # computation and VC allocation); None: all but the last two (switch allocation and
+    # traversal), which every flit passes.
+    head_stages: int | None = None
+
+    @property
+    def head_stage_count(self) -> int:
+        if self.head_stages is not None:
+            return self.head_stages
+        return max(self.pipeline_stages - 2, 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,6 +253,19 @@ class Socket:
         """Virtual channels of an input buffer under credit flow control; 0 without it."""
         r = self.router
         return r.virtual_channels if r is not None and r.flow_control == "credit" else 0
+
+    @cached_property
+    def tail_credit(self) -> bool:
+        """Whether a VC waits for its packet's tail credit before it takes the next one."""
+        return self.credit_vcs > 0 and bool(self.router.wait_for_tail_credit)
+
+    @cached_property
+    def head_ps(self) -> int:
+        """Under credit flow control, the time a packet's head spends in the stages of a
+        router its other flits skip (``Router.head_stage_count``), 0 without."""
+        if not self.credit_vcs:
+            return 0
+        return cycles_to_ps(self.router.head_stage_count, self.noc_clock_hz)
 
     @cached_property
     def link_credit_ps(self) -> int:
@@ -475,6 +501,11 @@ def _validate_router(r: Router, cycles_per_hop: int) -> None:
             f"must equal noc.cycles_per_hop ({cycles_per_hop})",
         )
     _positive(r.buffer_flits, f"{where}.buffer_flits")
+    if r.head_stages is not None and not 0 <= r.head_stages <= r.pipeline_stages:
+        _fail(
+            f"{where}.head_stages",
+            f"must be between 0 and pipeline_stages ({r.pipeline_stages}); got {r.head_stages}",
+        )
     _positive(r.virtual_channels, f"{where}.virtual_channels")
     _non_negative(r.injection_latency_cycles, f"{where}.injection_latency")
     _non_negative(r.ejection_latency_cycles, f"{where}.ejection_latency")

@@ -17,7 +17,11 @@ physically contiguous groups); ``socket.noc.router`` (default: none, the routers
 virtual channel), ``virtual_channels``, ``injection_latency`` and ``ejection_latency``
 (cycles), and optionally ``link_latency`` (cycles, default ``cycles_per_hop`` minus the
 stages; the two must add up to it), ``injection_width`` and ``ejection_width`` (bytes per NoC
-cycle, default the link's) and ``flow_control`` (``none``, the default, or ``credit``).
+cycle, default the link's), ``flow_control`` (``none``, the default, or ``credit``) and
+``wait_for_tail_credit`` (default false: a VC takes its next packet as soon as the tail has
+left; true: only once the tail's credit is back, one packet per VC at a time) and
+``head_stages`` (the pipeline stages a packet's head passes and its other flits skip, route
+computation and VC allocation; default all but the last two).
 ``socket.noc`` takes exactly one of ``link_bandwidth`` (per link, per direction) and
 ``bisection_bandwidth`` (both directions across the middle cut).
 """
@@ -34,7 +38,7 @@ from nunasim.collectives.builtins import MAX_GPUS
 from nunasim.errors import ConfigError
 from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Router, Socket, Stack
 from nunasim.io.files import read_text
-from nunasim.io.schema import Node, coordinate, int_range, integer, text
+from nunasim.io.schema import Node, boolean, coordinate, int_range, integer, text
 from nunasim.units import parse_bandwidth, parse_flops, parse_frequency, parse_size, parse_time
 
 _PRESET_PACKAGE = "nunasim.hardware"
@@ -236,6 +240,8 @@ def _router_block(node: Node, clock: float, cycles_per_hop: int) -> Router:
         injection_bandwidth=width("injection_width"),
         ejection_bandwidth=width("ejection_width"),
         flow_control=node.get("flow_control", text, "none"),
+        wait_for_tail_credit=node.get("wait_for_tail_credit", boolean, False),
+        head_stages=node.get("head_stages", integer, None),
     )
     node.close()
     return router

@@ -99,6 +99,12 @@ def integer(value: Any) -> int:
     return value
 
 
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"expected true or false, got {quote(value)}")
+    return value
+
+
 def text(value: Any) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"expected a string, got {quote(value)}")

@@ -11,19 +11,22 @@ LAT = 2  # ps from the start of service to the next route entry
 KIND = 3  # LINK, EGRESS, ... : which timestamp of the message it stamps
 FLITS = 4  # flits it served (filled in)
 WAIT_MAX = 5  # longest wait of a flit for it (filled in)
-# Credit flow control (0 VCS: none, the resource is an infinite FIFO): a message may start
-# on the resource only while one of the VCS virtual channels of the input buffer it feeds
-# is free; it holds that channel until it has left the buffer (it has started on its next
-# resource and that one's occupancy has passed) and the credit has come back (CREDIT_PS).
+# Credit flow control (0 VCS: none, the resource is an infinite FIFO): the resource feeds an
+# input buffer of VCS virtual channels of BUF_FLITS flits each, and carries one flit in
+# FLIT_PS. A message starts on it only with a VC of that buffer that has credits for its
+# flits (all BUF_FLITS of them with TAIL_CREDIT: the VC is empty); each flit's credit comes
+# back CREDIT_PS after the flit has left the buffer.
 VCS = 6
 CREDIT_PS = 7
-# Wormhole (0 BUF_FLITS: the buffer holds any packet whole): the buffer a flow-controlled
-# resource feeds holds BUF_FLITS flits per VC, and the resource carries one in FLIT_PS. A
-# packet longer than that cannot get its tail across the resource until its head has moved
-# on from the buffer, so it keeps the VC it holds upstream until then (it spans two buffers).
 BUF_FLITS = 8
 FLIT_PS = 9
-RES_FIELDS = 10
+TAIL_CREDIT = 10
+# The router the buffer belongs to passes a packet's head through HEAD_PS of stages its
+# other flits skip (route computation, VC allocation): a packet that waits in a VC behind
+# another begins them only once the tail ahead has left, so it starts on its next resource
+# HEAD_PS after that at the earliest.
+HEAD_PS = 11
+RES_FIELDS = 12
 
 # Columns of a route row (one per route entry). Route entries are most of a run's memory
 # and the loop reads one per event from far away: 32-bit entries make it 15-20 % faster on

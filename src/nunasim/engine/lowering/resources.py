@@ -37,6 +37,9 @@ class Resources:
     index: np.ndarray  # link id, port number, stack number or router on that GPU
     vcs: np.ndarray  # virtual channels downstream under credit flow control, 0: none
     credit_ps: np.ndarray  # a credit's way back
+    buf_flits: np.ndarray  # flits per VC of the buffer downstream, 0 where no flow control
+    tail_credit: bool  # a VC takes its next packet only once the last one's tail credit is back
+    head_ps: int  # a packet's head's stages in a router that its other flits skip
 
 
 @dataclass(frozen=True)
@@ -98,4 +101,12 @@ def build_resources(pod: Pod, numbering: ResourceNumbering) -> Resources:
     buffered = np.isin(columns[2], (LINK, INJECT))
     vcs = np.where(buffered, socket.credit_vcs, 0)
     credit = np.where(columns[2] == LINK, socket.link_credit_ps, socket.injection_latency_ps)
-    return Resources(*columns, vcs, np.where(buffered, credit, 0))
+    depth = socket.router.buffer_flits if socket.credit_vcs else 0
+    return Resources(
+        *columns,
+        vcs,
+        np.where(buffered, credit, 0),
+        np.where(vcs > 0, depth, 0),
+        socket.tail_credit,
+        socket.head_ps,
+    )

@@ -44,7 +44,7 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     credit_ps = np.repeat(
         [socket.link_credit_ps, socket.injection_latency_ps, 0], [mesh.link_slots, ports, ports]
     )
-    # Wormhole: each of those buffers holds ``buffer_flits`` per VC.
+    # Each of those buffers holds ``buffer_flits`` per VC.
     depth = socket.router.buffer_flits if socket.router is not None else 0
     buf_flits = np.where(vcs > 0, depth, 0)
     return resource_rows(
@@ -55,6 +55,8 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
         np.where(vcs > 0, credit_ps, 0),
         buf_flits,
         resource_flit_ps(socket),
+        tail_credit=socket.tail_credit,
+        head_ps=socket.head_ps,
     )
 
 

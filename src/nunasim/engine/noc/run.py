@@ -135,11 +135,11 @@ def check_run(
         socket, pattern, injection_probability(rate, rate_unit, packet_flits), cycles, warmup
     )
     router = socket.router
-    if socket.credit_vcs and router is not None and packet_flits > 2 * router.buffer_flits:
+    if socket.credit_vcs and router is not None and packet_flits > router.buffer_flits:
         raise ConfigError(
-            f"a {packet_flits}-flit packet spans more than two input buffers of "
-            f"{router.buffer_flits} flits; the wormhole model holds at most two "
-            f"(packets of up to {2 * router.buffer_flits} flits)",
+            f"a {packet_flits}-flit packet is longer than the {router.buffer_flits}-flit VC "
+            "buffers; under credit flow control the model keeps a packet whole in one "
+            f"buffer (packets of up to {router.buffer_flits} flits, or deeper buffers)",
             where="packet_flits",
         )
 

@@ -16,7 +16,8 @@ Destinations (``W`` x ``H`` mesh, router ``(x, y)``):
   weight among those other than the source), otherwise uniform as above; a source that is
   the only hotspot sends all its packets uniformly.
 
-Routers a permutation pattern maps to themselves inject nothing.
+Routers a permutation pattern maps to themselves inject nothing, or, with self-traffic,
+send to themselves (BookSim's permutations, whose averages count those packets).
 
 Injection is Bernoulli: in every NoC cycle every router injects a packet with probability
 ``rate / packet_flits`` (``rate`` in flits per node per cycle) or ``rate`` (in packets). All
@@ -51,7 +52,8 @@ class Pattern:
     hotspot_fraction: float = 0.2
     # (router, weight) of every hotspot; empty: the mesh centre alone
     hotspots: tuple[tuple[int, float], ...] = ()
-    self_traffic: bool = False  # uniform destinations include the source itself
+    # uniform destinations include the source itself; a permutation's fixed points inject
+    self_traffic: bool = False
 
     def check(self, mesh: Mesh) -> None:
         if self.traffic not in TRAFFIC_PATTERNS:
@@ -95,6 +97,8 @@ class Pattern:
             )
             rest = "; uniform rest with self-traffic" if self.self_traffic else ""
             return f"hotspot ({self.hotspot_fraction:g} to {spots}{rest})"
+        if self.traffic in PERMUTATIONS and self.self_traffic:
+            return f"{self.traffic} (fixed points send to themselves)"
         if self.traffic == "uniform":
             return (
                 "uniform (with self-traffic)" if self.self_traffic else "uniform (no self-traffic)"
@@ -151,7 +155,8 @@ def destination_matrix(mesh: Mesh, pattern: Pattern) -> np.ndarray:
     if pattern.traffic in PERMUTATIONS:
         matrix = np.zeros((n, n))
         matrix[np.arange(n), permutation_destinations(mesh, pattern.traffic)] = 1.0
-        np.fill_diagonal(matrix, 0.0)
+        if not pattern.self_traffic:
+            np.fill_diagonal(matrix, 0.0)
         return matrix
     choice = _hotspot_choice(mesh, pattern)
     lone = choice.sum(axis=1) == 0  # the only hotspot: all uniform
@@ -193,7 +198,8 @@ def generate_traffic(
         src = np.broadcast_to(sources, (rows, n))
         if pattern.traffic in PERMUTATIONS:
             dst = np.broadcast_to(permuted, (rows, n))
-            inject &= dst != src
+            if not pattern.self_traffic:
+                inject &= dst != src
         else:
             if pattern.self_traffic:
                 dst = rng.integers(0, n, size=(rows, n), dtype=np.int64)

@@ -11,11 +11,31 @@ its occupancy and moves on after its latency (plus any pure delay that follows i
 route, such as the plane's). Since events are handled in time order, a resource serves
 flits in order of arrival.
 
-A resource may also be credit flow-controlled (its VCS column): then a message starts on it
-only once a virtual channel of the buffer downstream is free, waiting in the resource's
-FIFO wait queue (woken by the credit's return, never polled) while holding the channel it
-occupies upstream, so a full buffer stops the links behind it. A message longer than that
-buffer (BUF_FLITS) holds the channel upstream as well until it has moved on (wormhole).
+A resource may also be credit flow-controlled (its VCS column): it then feeds an input
+buffer of VCS virtual channels of BUF_FLITS flits, as the input port of an input-queued VC
+router does, and the loop moves messages through those buffers as such a router moves
+packets (``docs/noc.md``, "What is modelled" and "Against BookSim2"):
+
+- each VC of a buffer is a FIFO: only the message at its head may ask for its next
+  resource, the one behind it only once the head's tail has left and its own head has then
+  passed the stages a router spends on a packet's head alone (HEAD_PS: route computation
+  and VC allocation), head-of-line blocking; a message reaching an emptied VC sooner after
+  than those stages allow waits for them too;
+- the VCs of a buffer share its port into the switch, one flit per flit time of the
+  channel that feeds it: a message whose port is busy asks again when it is free, and one
+  whose next resource is busy waits in that resource's queue of buffered messages, in
+  order, served one at a time as the resource comes free (EV_OUTPUT), holding no port;
+- a message is allocated a VC of the buffer downstream that no waiting message holds,
+  round-robin and blind to credits, as a VC allocator is; it starts with a credit for each
+  of its flits, taken then, or holds the VC until they are back; with every VC held it
+  waits, in order of arrival, in the resource's wait queue. Credits wake both waits (never
+  polled) and the message stays at the head of the buffer it is in, so a full buffer stops
+  the links behind it;
+- every flit's slot is freed when the flit leaves the buffer, and its credit reaches the
+  resource upstream CREDIT_PS later (one event per message returns all its flits' credits,
+  at the tail's);
+- with TAIL_CREDIT, only an empty VC (every credit back) takes a message.
+
 Without such resources the loop takes exactly the path it takes without the feature.
 
 The loop is written in the subset of Python that numba compiles; see ``nunasim.engine.jit``.
@@ -33,7 +53,6 @@ from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STA
 from nunasim.engine.kernel.ready import any_unfinished, initially_ready
 from nunasim.engine.kernel.rows import (
     BUF_FLITS,
-    CREDIT_PS,
     FLIT_PS,
     FLITS,
     FREE_AT,
@@ -45,19 +64,33 @@ from nunasim.engine.kernel.rows import (
     VCS,
     WAIT_MAX,
 )
-
-# The event kinds are this loop's own. The constants it shares with the other loops live in
-# ``nunasim.engine.kernel``, whose docstring says how to refresh numba's cache after one
-# changes (the cache notices changes to this file, not to the modules it takes them from).
-
-# event kinds, packed with their argument as arg << EV_BITS | kind
-EV_ROUTE = 0
-EV_ACK = 1
-EV_COMPUTE = 2
-EV_STEP = 3  # a step that only computes has finished
-EV_CREDIT = 4  # a virtual channel of a resource's downstream buffer is free again
-EV_BITS = 3
-EV_MASK = (1 << EV_BITS) - 1
+from nunasim.engine.packet.credits import (
+    _append,
+    _flits_on,
+    _leave_buffer,
+    _pick_vc,
+    _serve_output,
+)
+from nunasim.engine.packet.events import (
+    EV_ACK,
+    EV_BITS,
+    EV_COMPUTE,
+    EV_CREDIT,
+    EV_MASK,
+    EV_OUTPUT,
+    EV_ROUTE,
+    EV_STEP,
+    PH_ARRIVE,
+    PH_GRANTED,
+    PH_REQUEST,
+)
+from nunasim.engine.packet.steps import (
+    _enqueue,
+    _finish_step,
+    _line_delivered,
+    _satisfy,
+    _touch,
+)
 
 
 class CoreInputs(NamedTuple):
@@ -167,68 +200,6 @@ def _prefetch_ahead(hp, n, pos, pos_end, route, res):
                 _prefetch(pos_end, m)
 
 
-@jit(inline=True)
-def _touch(cu, is_touched, touched, ntouched):
-    """Note that CU ``cu`` may issue (its queue grew or its window opened)."""
-    if not is_touched[cu]:
-        is_touched[cu] = True
-        touched[ntouched] = cu
-        ntouched += 1
-    return ntouched
-
-
-@jit(inline=True)
-def _enqueue(qhead, qtail, qnext, cu, first, end):
-    """Append messages first..end-1 to the CU's issue queue."""
-    for m in range(first, end):
-        if qtail[cu] < 0:
-            qhead[cu] = m
-        else:
-            qnext[qtail[cu]] = m
-        qtail[cu] = m
-
-
-@jit(inline=True)
-def _satisfy(w, wait, ready, nready):
-    """One of step ``w``'s waits is over; it becomes ready when none is left."""
-    wait[w] -= 1
-    if wait[w] == 0:
-        ready[nready] = w
-        nready += 1
-    return nready
-
-
-@jit(inline=True)
-def _finish_step(s, t, hk, hp, n, seq, nready, steps):
-    """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
-    the step bookkeeping arrays (see ``run``)."""
-    step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready = steps
-    step_end[s] = t
-    for k in range(flag_start[s], flag_start[s + 1]):
-        f = flag_msg[k]
-        msg_issue[f] = t
-        n = push_event(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
-        seq += 1
-    for k in range(succ_start[s], succ_start[s + 1]):
-        nready = _satisfy(succ[k], wait, ready, nready)
-    return n, seq, nready
-
-
-@jit(inline=True)
-def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
-    """One sink of line operation ``lo`` is delivered at ``t``; the last completes the line
-    operation, and the last line operation its step. ``lines`` holds the line operations'
-    bookkeeping arrays (see ``run``)."""
-    lo_sinks, lineop_step, step_left = lines
-    lo_sinks[lo] -= 1
-    if lo_sinks[lo] == 0:
-        s = lineop_step[lo]
-        step_left[s] -= 1
-        if step_left[s] == 0:
-            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
-    return n, seq, nready
-
-
 @jit
 def _loop(inputs, outputs):
     """The event loop over one run's ``CoreInputs`` and ``CoreOutputs`` (see ``run``).
@@ -305,21 +276,50 @@ def _loop(inputs, outputs):
     for e in range(nres):
         if res[e, VCS] > 0:
             flow = True
-    credits = res[:, VCS].copy()
-    held = np.full(nmsg, -1, dtype=np.int64)  # the resource whose downstream VC m holds
-    # The VC m still holds one buffer further upstream (wormhole: its tail is there), and
-    # when m started on the resource that drains it.
-    spanned = np.full(nmsg, -1, dtype=np.int64)
-    spanned_start = np.zeros(nmsg, dtype=np.int64)
-    wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a credit, FIFO
+    # Credit flow control: VC v (numbered resource by resource: resource e's are
+    # vc_start[e] .. vc_start[e + 1] - 1) of the buffer fed by resource vc_res[v] has
+    # credit[v] free flit slots and holds a FIFO of messages (fifo_head, fifo_tail,
+    # fifo_next); in_vc[m] is the VC whose buffer message m is in (-1: none).
+    vc_start = np.zeros(nres + 1, dtype=np.int64)
+    for e in range(nres):
+        vc_start[e + 1] = vc_start[e] + res[e, VCS]
+    nvc = vc_start[nres]
+    vc_res = np.empty(nvc, dtype=np.int64)
+    credit = np.empty(nvc, dtype=np.int64)
+    for e in range(nres):
+        for v in range(vc_start[e], vc_start[e + 1]):
+            vc_res[v] = e
+            credit[v] = res[e, BUF_FLITS]
+    fifo_head = np.full(nvc, -1, dtype=np.int64)
+    fifo_tail = np.full(nvc, -1, dtype=np.int64)
+    fifo_next = np.full(nmsg if flow else 0, -1, dtype=np.int64)
+    in_vc = np.full(nmsg if flow else 0, -1, dtype=np.int64)
+    behind = np.zeros(nmsg if flow else 0, dtype=np.bool_)  # arrived, not yet at the head
+    hol_ok = np.zeros(nmsg if flow else 0, dtype=np.int64)  # at the head: free to go from
+    phase = np.zeros(nmsg if flow else 0, dtype=np.int8)
+    granted_vc = np.full(nmsg if flow else 0, -1, dtype=np.int64)
+    vc_ok = np.zeros(nvc, dtype=np.int64)  # VC v's next head goes at vc_ok[v] at the earliest
+    buffers = (vc_res, fifo_head, fifo_tail, fifo_next, behind, hol_ok, phase, res, vc_ok)
+    held = np.full(nvc, -1, dtype=np.int64)  # the message allocated VC v, waiting for credits
+    vc_rr = np.zeros(nres, dtype=np.int64)  # round-robin pointer of e's VC allocation
+    wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a free VC, FIFO
     wq_tail = np.full(nres, -1, dtype=np.int64)
-    wnext = np.full(nmsg, -1, dtype=np.int64)
-    arrived = np.zeros(nmsg, dtype=np.int64)  # when a message reached its next resource
-    granted = np.zeros(nmsg, dtype=np.bool_)  # woken with a VC of its next resource
-    # A message has at most one event pending, and each VC at most one credit in flight.
-    cap = nmsg + nlo + nsteps + 2
-    if flow:
-        cap += credits.sum()
+    wnext = np.full(nmsg if flow else 0, -1, dtype=np.int64)
+    arrived = np.zeros(nmsg if flow else 0, dtype=np.int64)  # when it asked for its resource
+    # The input port of the buffer resource u feeds is crossing the switch until port_free[u].
+    port_free = np.zeros(nres if flow else 0, dtype=np.int64)
+    # Buffered messages waiting for a busy resource e, FIFO, and whether an EV_OUTPUT event
+    # will serve them.
+    oq_head = np.full(nres if flow else 0, -1, dtype=np.int64)
+    oq_tail = np.full(nres if flow else 0, -1, dtype=np.int64)
+    onext = np.full(nmsg if flow else 0, -1, dtype=np.int64)
+    out_armed = np.zeros(nres if flow else 0, dtype=np.bool_)
+    outputs_q = (oq_head, out_armed, res)
+    # A message has at most one event pending, a VC at most one credit event per flit slot
+    # of its buffer, and a resource at most one EV_OUTPUT event.
+    cap = nmsg + nlo + nsteps + 2 + (nres if flow else 0)
+    for v in range(nvc):
+        cap += res[vc_res[v], BUF_FLITS]
     hk = np.empty(cap, dtype=np.int64)
     hp = np.empty(cap, dtype=np.int64)
     n = 0
@@ -406,23 +406,56 @@ def _loop(inputs, outputs):
         if kind == EV_ROUTE:
             m = arg
             p = pos[m]
+            if flow and in_vc[m] >= 0:
+                b = in_vc[m]
+                if phase[m] == PH_ARRIVE:
+                    arrived[m] = t  # its wait for the next resource counts from here
+                    if fifo_head[b] != m:  # behind another message: wait for it to go
+                        behind[m] = True
+                        continue
+                    if hol_ok[m] > t:  # the message ahead's tail is still leaving
+                        phase[m] = PH_REQUEST
+                        n = push_event(hk, hp, n, hol_ok[m], seq, payload)
+                        seq += 1
+                        continue
+                if p == pos_end[m]:  # the route ends in this buffer: the sink takes it
+                    n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers)
+                    in_vc[m] = -1
             if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
+                v = -1
                 if flow:
-                    if granted[m]:  # woken by a credit, which it already holds
-                        granted[m] = False
-                    else:
+                    if phase[m] == PH_ARRIVE:
                         arrived[m] = t
+                    b = in_vc[m]
+                    if b >= 0 and (port_free[vc_res[b]] > t or res[e, FREE_AT] > t):
+                        if phase[m] != PH_GRANTED:
+                            phase[m] = PH_REQUEST
+                        if port_free[vc_res[b]] > t:
+                            # The buffer's input port sends one flit at a time: another
+                            # VC's message is crossing the switch from it. Ask again then.
+                            n = push_event(hk, hp, n, port_free[vc_res[b]], seq, payload)
+                            seq += 1
+                        else:  # e is busy: wait for it in order, not holding the port
+                            _append(oq_head, oq_tail, onext, e, m)
+                        n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
+                        continue
+                    if phase[m] == PH_GRANTED:  # woken by a credit, which it already took
+                        v = granted_vc[m]
+                    else:
                         if res[e, VCS] > 0:
-                            if credits[e] == 0:  # every VC downstream is taken: wait
-                                wnext[m] = -1
-                                if wq_tail[e] < 0:
-                                    wq_head[e] = m
-                                else:
-                                    wnext[wq_tail[e]] = m
-                                wq_tail[e] = m
+                            v = _pick_vc(res, e, vc_start, credit, held, vc_rr)
+                            if v < 0:  # every VC downstream is held: wait for one
+                                _append(wq_head, wq_tail, wnext, e, m)
+                                n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
-                            credits[e] -= 1
+                            take = _flits_on(res, e)[1]
+                            if credit[v] < take:  # allocated, it waits for v's credits
+                                held[v] = m
+                                n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
+                                continue
+                            credit[v] -= take
+                    phase[m] = PH_ARRIVE
                 pos[m] = p + 1
                 start = res[e, FREE_AT]
                 if start < t:
@@ -444,49 +477,28 @@ def _loop(inputs, outputs):
                 if flow:
                     if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
                         res[e, WAIT_MAX] = start - arrived[m]
-                    h = held[m]
-                    g = spanned[m]
-                    if g >= 0:
-                        # The tail crosses h once the flits beyond h's buffer have left it
-                        # over e (and their credits came back): then g's VC is free.
-                        over = res[e, OCC] - res[h, BUF_FLITS] * res[e, FLIT_PS]
-                        tail = start + over + res[h, CREDIT_PS] + res[h, FLIT_PS]
-                        if tail < spanned_start[m] + res[h, OCC]:
-                            tail = spanned_start[m] + res[h, OCC]
-                        n = push_event(
-                            hk, hp, n, tail + res[g, CREDIT_PS], seq, (g << EV_BITS) | EV_CREDIT
+                    b = in_vc[m]
+                    if b >= 0:  # its head leaves the buffer it is in as it starts on e
+                        # Its flits cross the switch at the rate they came in at.
+                        port_free[vc_res[b]] = start + res[vc_res[b], OCC]
+                        gap = res[e, OCC] - res[e, FLIT_PS] if res[e, FLIT_PS] > 0 else 0
+                        n, seq = _leave_buffer(
+                            m, b, start, gap, start + res[e, OCC], hk, hp, n, seq, buffers
                         )
-                        seq += 1
-                        spanned[m] = -1
-                    if h >= 0:
-                        if (
-                            res[e, BUF_FLITS] > 0
-                            and res[e, OCC] > res[e, BUF_FLITS] * res[e, FLIT_PS]
-                        ):
-                            # Longer than e's buffer: h's VC is free only once m's head has
-                            # moved on from there (its next start).
-                            spanned[m] = h
-                            spanned_start[m] = start
-                        else:  # free once this message has left that buffer
-                            back = start + res[e, OCC] + res[h, CREDIT_PS]
-                            n = push_event(hk, hp, n, back, seq, (h << EV_BITS) | EV_CREDIT)
-                            seq += 1
-                    held[m] = e if res[e, VCS] > 0 else -1
+                    n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
+                    in_vc[m] = v
+                    if v >= 0:  # and joins the back of VC v's buffer downstream
+                        fifo_next[m] = -1
+                        if fifo_tail[v] < 0:
+                            fifo_head[v] = m
+                            hol_ok[m] = vc_ok[v]
+                        else:
+                            fifo_next[fifo_tail[v]] = m
+                        fifo_tail[v] = m
                 n = push_event(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
                 seq += 1
                 continue
             # The message has reached the end of its route.
-            if flow and spanned[m] >= 0:  # the route ended with m spanning two buffers
-                g = spanned[m]
-                tail = spanned_start[m] + res[held[m], OCC] + res[g, CREDIT_PS]
-                n = push_event(hk, hp, n, tail, seq, (g << EV_BITS) | EV_CREDIT)
-                seq += 1
-                spanned[m] = -1
-            if flow and held[m] >= 0:  # a route ending on a flow-controlled resource
-                h = held[m]
-                n = push_event(hk, hp, n, t + res[h, CREDIT_PS], seq, (h << EV_BITS) | EV_CREDIT)
-                seq += 1
-                held[m] = -1
             msg_done[m] = t
             mk = msg_kind[m]
             if mk == FLAG:
@@ -528,21 +540,50 @@ def _loop(inputs, outputs):
             cu = msg_cu[lineop_msgs[lo, 1]]
             _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
             ntouched = _touch(cu, is_touched, touched, ntouched)
+        elif kind == EV_OUTPUT:
+            e = arg
+            out_armed[e] = False
+            if res[e, FREE_AT] > t:  # taken meanwhile by a message from outside a buffer
+                n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
+            elif oq_head[e] >= 0:  # the first waiter asks again now
+                m = oq_head[e]
+                oq_head[e] = onext[m]
+                if oq_head[e] < 0:
+                    oq_tail[e] = -1
+                n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+                seq += 1
         elif kind == EV_STEP:
             n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
         elif kind == EV_CREDIT:
-            e = arg
-            m = wq_head[e]
-            if m < 0:
-                credits[e] += 1
-                continue
-            # The first waiter takes the returned VC and moves on now.
-            wq_head[e] = wnext[m]
-            if wq_head[e] < 0:
-                wq_tail[e] = -1
-            granted[m] = True
-            n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
-            seq += 1
+            b = arg
+            e = vc_res[b]
+            take = _flits_on(res, e)[1]
+            credit[b] += take
+            m = held[b]
+            if m >= 0 and credit[b] >= take:  # the message allocated b can go now
+                held[b] = -1
+                credit[b] -= take
+                granted_vc[m] = b
+                phase[m] = PH_GRANTED
+                n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+                seq += 1
+            # The waiters are allocated VCs in their order of arrival while one is free.
+            while wq_head[e] >= 0:
+                v = _pick_vc(res, e, vc_start, credit, held, vc_rr)
+                if v < 0:
+                    break
+                m = wq_head[e]
+                wq_head[e] = wnext[m]
+                if wq_head[e] < 0:
+                    wq_tail[e] = -1
+                if credit[v] < take:
+                    held[v] = m
+                    continue
+                credit[v] -= take
+                granted_vc[m] = v
+                phase[m] = PH_GRANTED
+                n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
+                seq += 1
         else:  # EV_ACK
             m = arg
             cu = msg_cu[m]

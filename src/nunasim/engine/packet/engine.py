@@ -12,6 +12,7 @@ from nunasim.engine.kernel.rows import (
     CREDIT_PS,
     FLIT_PS,
     FLITS,
+    HEAD_PS,
     KIND,
     LAT,
     OCC,
@@ -20,6 +21,7 @@ from nunasim.engine.kernel.rows import (
     ROUTE_FIELDS,
     ROUTE_POST,
     ROUTE_RES,
+    TAIL_CREDIT,
     VCS,
     WAIT_MAX,
     check_route_values,
@@ -80,10 +82,12 @@ def resource_rows(
     vcs: np.ndarray | int = 0,
     credit_ps: np.ndarray | int = 0,
     buf_flits: np.ndarray | int = 0,
-    flit_ps: np.ndarray | int = 0,
+    flit_ps: np.ndarray | int | None = None,
+    tail_credit: bool = False,
+    head_ps: int = 0,
 ) -> np.ndarray:
-    """The core's resource table, its run columns zero; ``vcs`` 0: no flow control;
-    ``buf_flits`` 0: buffers hold any message whole (no wormhole)."""
+    """The core's resource table, its run columns zero; ``vcs`` 0: no flow control, else
+    ``buf_flits`` (at least one) per VC; ``flit_ps`` None: a message is one flit."""
     rows = np.zeros((len(occ), RES_FIELDS), dtype=np.int64)
     rows[:, OCC] = occ
     rows[:, LAT] = lat
@@ -91,7 +95,11 @@ def resource_rows(
     rows[:, VCS] = vcs
     rows[:, CREDIT_PS] = credit_ps
     rows[:, BUF_FLITS] = buf_flits
-    rows[:, FLIT_PS] = flit_ps
+    rows[:, FLIT_PS] = occ if flit_ps is None else flit_ps
+    rows[:, TAIL_CREDIT] = tail_credit
+    rows[:, HEAD_PS] = np.where(rows[:, VCS] > 0, head_ps, 0)
+    if ((rows[:, VCS] > 0) & (rows[:, BUF_FLITS] < 1)).any():
+        raise ValueError("a flow-controlled resource's buffer holds at least one flit per VC")
     return rows
 
 
@@ -149,6 +157,9 @@ def core_inputs(lowered: Lowered, stop_ps: int = -1) -> CoreInputs:
             lo.resources.kind,
             lo.resources.vcs,
             lo.resources.credit_ps,
+            lo.resources.buf_flits,
+            tail_credit=lo.resources.tail_credit,
+            head_ps=lo.resources.head_ps,
         ),
         timed_step=none,  # a collective's steps start when they are ready
         timed_at=none,

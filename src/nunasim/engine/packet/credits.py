@@ -1,0 +1,105 @@
+"""Credit flow control in the packet core: the VC FIFOs of an input buffer, VC allocation,
+the waits for a busy resource and the credits' return (docs/engine.md, "The packet core").
+
+Inlined into the compiled loop (``nunasim.engine.packet.core``); after a change here clear
+numba's caches (see ``nunasim.engine.packet.events``).
+"""
+
+from __future__ import annotations
+
+from nunasim.engine.jit import jit
+from nunasim.engine.kernel.heap import push_event
+from nunasim.engine.kernel.rows import (
+    BUF_FLITS,
+    CREDIT_PS,
+    FLIT_PS,
+    FREE_AT,
+    HEAD_PS,
+    OCC,
+    TAIL_CREDIT,
+    VCS,
+)
+from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
+
+
+@jit(inline=True)
+def _append(head, tail, nxt, q, m):
+    """Append message ``m`` to FIFO ``q`` of a set of linked FIFOs."""
+    nxt[m] = -1
+    if tail[q] < 0:
+        head[q] = m
+    else:
+        nxt[tail[q]] = m
+    tail[q] = m
+
+
+@jit(inline=True)
+def _flits_on(res, e):
+    """How many flits a message is on resource ``e``, and how many credits of the buffer
+    downstream it takes (a longer message holds at most the whole buffer)."""
+    fps = res[e, FLIT_PS]
+    flits = res[e, OCC] // fps if fps > 0 else 1
+    if flits < 1:
+        flits = 1
+    take = flits
+    if res[e, VCS] > 0 and take > res[e, BUF_FLITS]:
+        take = res[e, BUF_FLITS]
+    return flits, take
+
+
+@jit(inline=True)
+def _pick_vc(res, e, vc_start, credit, held, vc_rr):
+    """The VC of ``e``'s downstream buffer a message is allocated now, -1 if none is free.
+    As a VC allocator does, it sees which VCs are free, not how many credits they have: a
+    VC is free unless a message holds it while it waits for credits; the first free one
+    from a round-robin pointer. With TAIL_CREDIT only an empty VC is free."""
+    first = vc_start[e]
+    count = vc_start[e + 1] - first
+    for i in range(count):
+        v = first + (vc_rr[e] + i) % count
+        free = credit[v] == res[e, BUF_FLITS] if res[e, TAIL_CREDIT] else held[v] < 0
+        if free:
+            vc_rr[e] = (v - first + 1) % count
+            return v
+    return -1
+
+
+@jit(inline=True)
+def _serve_output(e, t, hk, hp, n, seq, outputs_q):
+    """Make sure the first buffered message waiting for resource ``e`` asks for it again as
+    soon as ``e`` is free (at ``t`` at the earliest): one EV_OUTPUT event at a time."""
+    oq_head, out_armed, res = outputs_q
+    if oq_head[e] >= 0 and not out_armed[e]:
+        out_armed[e] = True
+        n = push_event(hk, hp, n, max(t, res[e, FREE_AT]), seq, (e << EV_BITS) | EV_OUTPUT)
+        seq += 1
+    return n, seq
+
+
+@jit(inline=True)
+def _leave_buffer(m, b, t, gap, next_ok, hk, hp, n, seq, buffers):
+    """Message ``m``, at the head of VC ``b``'s buffer, leaves it: its head at ``t``, its tail
+    ``gap`` later. Its credits go back upstream, and the message behind it becomes the head,
+    free to go once ``m``'s tail is out (``next_ok``) and its own head has passed the
+    router's head stages (HEAD_PS); if it is already waiting there it asks for its next
+    resource then. ``buffers`` holds the VC bookkeeping (see ``_loop``)."""
+    vc_res, fifo_head, fifo_tail, fifo_next, behind, hol_ok, phase, res, vc_ok = buffers
+    u = vc_res[b]
+    n = push_event(hk, hp, n, t + gap + res[u, CREDIT_PS], seq, (b << EV_BITS) | EV_CREDIT)
+    seq += 1
+    next_ok += res[u, HEAD_PS]  # its head's route and VC allocation, only now
+    # A message that reaches the VC later arrived there (HEAD_PS before it could go) after
+    # m's tail had left only if it can go at next_ok or later: the VC's next head goes then.
+    vc_ok[b] = next_ok
+    q = fifo_next[m]
+    fifo_head[b] = q
+    if q < 0:
+        fifo_tail[b] = -1
+        return n, seq
+    hol_ok[q] = next_ok
+    if behind[q]:  # it has arrived and waits for m to go
+        behind[q] = False
+        phase[q] = PH_REQUEST
+        n = push_event(hk, hp, n, max(t, next_ok), seq, (q << EV_BITS) | EV_ROUTE)
+        seq += 1
+    return n, seq
