@@ -24,7 +24,8 @@ from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE
 
 @jit(inline=True)
 def _append(head, tail, nxt, q, m):
-    """Append message ``m`` to FIFO ``q`` of a set of linked FIFOs."""
+    """Append message ``m`` to FIFO ``q`` of a set of linked FIFOs (a CU's issue queue, a
+    resource's waiters)."""
     nxt[m] = -1
     if tail[q] < 0:
         head[q] = m

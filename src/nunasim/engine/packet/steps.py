@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nunasim.engine.jit import jit
 from nunasim.engine.kernel.heap import push_event
+from nunasim.engine.packet.credits import _append
 from nunasim.engine.packet.events import EV_BITS, EV_ROUTE
 
 
@@ -26,11 +27,7 @@ def _touch(cu, is_touched, touched, ntouched):
 def _enqueue(qhead, qtail, qnext, cu, first, end):
     """Append messages first..end-1 to the CU's issue queue."""
     for m in range(first, end):
-        if qtail[cu] < 0:
-            qhead[cu] = m
-        else:
-            qnext[qtail[cu]] = m
-        qtail[cu] = m
+        _append(qhead, qtail, qnext, cu, m)
 
 
 @jit(inline=True)
