@@ -66,7 +66,7 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.packet.credits import (
     _append,
-    _flits_on,
+    _credits_taken,
     _leave_buffer,
     _pick_vc,
     _serve_output,
@@ -428,13 +428,14 @@ def _loop(inputs, outputs):
                     if phase[m] == PH_ARRIVE:
                         arrived[m] = t
                     b = in_vc[m]
-                    if b >= 0 and (port_free[vc_res[b]] > t or res[e, FREE_AT] > t):
+                    port = port_free[vc_res[b]] if b >= 0 else 0
+                    if b >= 0 and (port > t or res[e, FREE_AT] > t):
                         if phase[m] != PH_GRANTED:
                             phase[m] = PH_REQUEST
-                        if port_free[vc_res[b]] > t:
+                        if port > t:
                             # The buffer's input port sends one flit at a time: another
                             # VC's message is crossing the switch from it. Ask again then.
-                            n = push_event(hk, hp, n, port_free[vc_res[b]], seq, payload)
+                            n = push_event(hk, hp, n, port, seq, payload)
                             seq += 1
                         else:  # e is busy: wait for it in order, not holding the port
                             _append(oq_head, oq_tail, onext, e, m)
@@ -449,7 +450,7 @@ def _loop(inputs, outputs):
                                 _append(wq_head, wq_tail, wnext, e, m)
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
-                            take = _flits_on(res, e)[1]
+                            take = _credits_taken(res, e)
                             if credit[v] < take:  # allocated, it waits for v's credits
                                 held[v] = m
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
@@ -557,7 +558,7 @@ def _loop(inputs, outputs):
         elif kind == EV_CREDIT:
             b = arg
             e = vc_res[b]
-            take = _flits_on(res, e)[1]
+            take = _credits_taken(res, e)
             credit[b] += take
             m = held[b]
             if m >= 0 and credit[b] >= take:  # the message allocated b can go now

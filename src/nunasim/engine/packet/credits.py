@@ -17,7 +17,6 @@ from nunasim.engine.kernel.rows import (
     HEAD_PS,
     OCC,
     TAIL_CREDIT,
-    VCS,
 )
 from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
 
@@ -35,17 +34,12 @@ def _append(head, tail, nxt, q, m):
 
 
 @jit(inline=True)
-def _flits_on(res, e):
-    """How many flits a message is on resource ``e``, and how many credits of the buffer
-    downstream it takes (a longer message holds at most the whole buffer)."""
+def _credits_taken(res, e):
+    """The credits of ``e``'s downstream buffer a message takes: one per flit it is on
+    ``e`` (its occupancy over the flit time), at least one, at most the whole buffer."""
     fps = res[e, FLIT_PS]
-    flits = res[e, OCC] // fps if fps > 0 else 1
-    if flits < 1:
-        flits = 1
-    take = flits
-    if res[e, VCS] > 0 and take > res[e, BUF_FLITS]:
-        take = res[e, BUF_FLITS]
-    return flits, take
+    take = res[e, OCC] // fps if fps > 0 else 1
+    return min(max(take, 1), res[e, BUF_FLITS])
 
 
 @jit(inline=True)
