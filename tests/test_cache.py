@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cli_run import run
 from nunasim.errors import ConfigError
-from nunasim.experiments.cache import ResultCache, point_key
+from nunasim.experiments.cache import CacheWarning, ResultCache, point_key
 from nunasim.experiments.executor import same_as_stored
 from nunasim.experiments.sweep import TIMING_COLUMNS, Point, grid_points, sweep
 from nunasim.io.presets import load_preset
@@ -125,7 +125,8 @@ def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path):
     damaged = cache.entries()[0]
     damaged.write_text('{"format": 1, "row": ')  # as a killed writer without os.replace would
     counter = Counter()
-    sweep(GRID, cache=cache, tracker=counter)
+    with pytest.warns(CacheWarning, match=f"{damaged.name}: skipped, not JSON"):
+        sweep(GRID, cache=cache, tracker=counter)
     assert (counter.cached, counter.ran) == (1, 1)
     assert cache.get(damaged.stem) is not None
 
@@ -133,7 +134,8 @@ def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path):
 def test_info_and_clear_count_entries_not_leftovers(tmp_path, capsys):
     cache = ResultCache(tmp_path)
     sweep(GRID, cache=cache)
-    (tmp_path / ".abc.json.tmp123.json").write_text("half")  # a killed write's leftover
+    key = cache.entries()[0].stem
+    (tmp_path / f".{key}.json.tmp123.json").write_text("half")  # a killed write's leftover
     info = cache.info()
     assert info.points == 2
     assert info.bytes == sum(p.stat().st_size for p in cache.entries())

@@ -169,6 +169,7 @@ def test_a_point_to_point_message_is_priced_as_a_two_gpu_all_to_all():
 def _warm_quick_cache(folder, threadblocks):
     """A result cache holding made-up times for every quick-grid collective on 2 GPUs,
     priced at ``threadblocks``: a command reading it needs to simulate nothing."""
+    from cache_rows import row_of
     from nunasim.experiments.cache import ResultCache, point_key
     from nunasim.experiments.llm_study import collective_point
 
@@ -180,7 +181,7 @@ def _warm_quick_cache(folder, threadblocks):
             for size in study.quick_sizes:
                 point = collective_point(kind, size, 2, configuration, threadblocks, study.engine)
                 time = fake_simulator(kind, size, 2, configuration)
-                cache.put(point_key(point, preset), {"completion_ps": time})
+                cache.put(point_key(point, preset), row_of(time))
     return cache
 
 

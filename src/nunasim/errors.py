@@ -49,3 +49,8 @@ class ConfigError(NunasimError, ValueError):
         if prefix:
             where = f"{prefix}.{where}" if where and not where.startswith("[") else prefix + where
         return ConfigError(self.reason, source=source or self.source, where=where)
+
+
+class NunasimWarning(UserWarning):
+    """Something skipped or worked around that the user should know of (the command line
+    prints it as one line: ``nunasim: warning: ...``)."""

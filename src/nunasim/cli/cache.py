@@ -32,11 +32,21 @@ def info_command(cache_dir: Path | None) -> None:
     timed, seconds = cache.computing_time()
     if timed:
         click.echo(f"computing: {seconds:,.0f} s over the {timed} timed points")
+    if info.shipped is not None and info.shipped_points:
+        click.echo(
+            f"shipped: {info.shipped_points} points inside the package ({info.shipped}), "
+            "read-only, looked up after the folder's"
+        )
 
 
 @cache_group.command("clear")
 @cache_dir_option
 def clear_command(cache_dir: Path | None) -> None:
-    """Delete every point the cache holds."""
+    """Delete every point the cache's folder holds: only files that read as its entries
+    (named by a key, of its format); anything else is left, and named. The points the
+    package ships are never deleted."""
     cache = ResultCache(cache_dir)
-    click.echo(f"deleted {cache.clear()} points from {cache.folder}")
+    deleted, kept = cache.clear()
+    click.echo(f"deleted {deleted} points from {cache.folder}")
+    for path in kept:
+        click.echo(f"kept {path}: named as an entry, but not one", err=True)

@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import click
 
 from nunasim import __version__
-from nunasim.errors import NunasimError
+from nunasim.errors import NunasimError, NunasimWarning
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     with a one-line message and exit status 1; ``--debug`` adds the traceback."""
     session = Session(whole_process=argv is None)
     previous = _on_termination(_raise_terminated)
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning(shown)
     try:
         cli.main(args=argv, prog_name="nunasim", standalone_mode=False, obj=session)
     except NunasimError as exc:
@@ -130,7 +133,20 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         _on_termination(previous)
+        warnings.showwarning = shown
     return 0
+
+
+def _show_warning(otherwise: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` that prints the package's own warnings as one line each."""
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if issubclass(category, NunasimWarning):
+            click.echo(f"nunasim: warning: {message}", err=True)
+        else:
+            otherwise(message, category, *args, **kw)
+
+    return show
 
 
 def _fail(session: Session, message: str, status: int) -> int:

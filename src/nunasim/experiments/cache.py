@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,14 @@ import numpy as np
 from nunasim import __version__
 from nunasim.collectives.builtins import is_builtin_name
 from nunasim.engine import MODEL_REVISION
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, NunasimWarning
+from nunasim.experiments.cache_entries import (
+    ENTRY_FORMAT,
+    ENTRY_SUFFIX,
+    BadEntry,
+    is_entry_name,
+    read_entry,
+)
 from nunasim.experiments.engines import point_engines
 from nunasim.io.files import check_output_folder, write_atomically
 
@@ -38,9 +46,8 @@ if TYPE_CHECKING:
     from nunasim.hardware import Preset
 
 CACHE_ENV = "NUNASIM_CACHE"
-ENTRY_SUFFIX = ".json"
-# Bumped when an entry's layout changes, so old entries are misses rather than misreads.
-ENTRY_FORMAT = 1
+# The package's own folder of shipped points, beside its subpackages.
+SHIPPED_FOLDER = "results"
 # Fields a point gained after entries were stored, with the value that means what every
 # point meant before: at that value a field is left out of the key, so those entries stay
 # hits; at any other it is part of it.
@@ -99,13 +106,47 @@ class CacheInfo:
     folder: Path
     points: int
     bytes: int
+    shipped: Path | None = None  # the read-only layer under the folder, if any
+    shipped_points: int = 0
+
+
+def shipped_folder() -> Path | None:
+    """The finished points that ship inside the package (``nunasim/results``: the paper's
+    grids, run with this version), or None when this installation has none."""
+    folder = Path(__file__).resolve().parent.parent / SHIPPED_FOLDER
+    return folder if folder.is_dir() else None
+
+
+def _entries(folder: Path | None) -> list[Path]:
+    if folder is None or not folder.is_dir():
+        return []
+    return sorted(path for path in folder.iterdir() if is_entry_name(path))
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The row of the entry at ``path``, or None: no such file, or one that is not an
+    entry this code may use, which is skipped with a warning naming it."""
+    try:
+        return read_entry(path)
+    except FileNotFoundError:
+        return None
+    except BadEntry as exc:
+        warnings.warn(f"{path}: skipped, {exc}", CacheWarning, stacklevel=3)
+        return None
+
+
+class CacheWarning(NunasimWarning):
+    """A cache entry that was skipped because it is not one this code may use."""
 
 
 class ResultCache:
-    """Finished points' rows in ``folder`` (created when the first is stored)."""
+    """Finished points' rows in ``folder`` (created when the first is stored), over the
+    points the package ships (``shipped``, read-only: looked up after ``folder``, never
+    written or cleared). Every entry is checked before use (``cache_entries``)."""
 
-    def __init__(self, folder: str | Path | None = None) -> None:
+    def __init__(self, folder: str | Path | None = None, shipped: bool = True) -> None:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
+        self.shipped = shipped_folder() if shipped else None
 
     def check(self) -> None:
         """Refuse, before any run, a folder the cache could not write into."""
@@ -115,16 +156,12 @@ class ResultCache:
         return self.folder / f"{key}{ENTRY_SUFFIX}"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored row of ``key``, or None; an unreadable entry is a miss (rewritten
-        when the point runs again)."""
-        try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or entry.get("format") != ENTRY_FORMAT:
-            return None
-        row = entry.get("row")
-        return row if isinstance(row, dict) else None
+        """The stored row of ``key`` (this folder's, else a shipped one), or None; an
+        entry that is not one is a miss (rewritten when the point runs again)."""
+        row = _read(self._path(key))
+        if row is None and self.shipped is not None:
+            row = _read(self.shipped / f"{key}{ENTRY_SUFFIX}")
+        return row
 
     def put(self, key: str, row: dict[str, Any], what: str = "") -> None:
         """Store ``row`` under ``key``, whole or not at all."""
@@ -134,36 +171,50 @@ class ResultCache:
         write_atomically(self._path(key), lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     def entries(self) -> list[Path]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(
-            path
-            for path in self.folder.iterdir()
-            if path.suffix == ENTRY_SUFFIX and not path.name.startswith(".")
-        )
+        """The files of this folder named as entries are (the shipped ones aside)."""
+        return _entries(self.folder)
 
     def info(self) -> CacheInfo:
         entries = self.entries()
-        return CacheInfo(self.folder, len(entries), sum(path.stat().st_size for path in entries))
+        size = sum(path.lstat().st_size for path in entries)
+        shipped = len(_entries(self.shipped)) if self.shipped != self.folder.resolve() else 0
+        return CacheInfo(self.folder, len(entries), size, self.shipped, shipped)
 
     def computing_time(self) -> tuple[int, float]:
-        """How many entries say what their point took to compute (a sweep row's ``point_s``;
-        rows stored before points were timed do not), and those seconds summed."""
+        """How many of this folder's entries say what their point took to compute (a sweep
+        row's ``point_s``; rows stored before points were timed do not), and those seconds
+        summed."""
         timed, seconds = 0, 0.0
         for path in self.entries():
-            row = self.get(path.name.removesuffix(ENTRY_SUFFIX))
+            row = _read(path)
             spent = row.get("point_s") if row is not None else None
             if isinstance(spent, int | float):
                 timed, seconds = timed + 1, seconds + float(spent)
         return timed, seconds
 
-    def clear(self) -> int:
-        """Delete every entry (and any temporary file a killed write left); the number of
-        entries deleted."""
-        entries = self.entries()
-        for path in entries:
+    def clear(self) -> tuple[int, list[Path]]:
+        """Delete every entry of this folder that reads as one (and any temporary file a
+        killed write of one left); the number deleted, and the files named as entries
+        that were kept because they are not (left for their owner to look at). The
+        shipped points are never touched."""
+        if self.shipped is not None and self.folder.resolve() == self.shipped:
+            raise ConfigError("the points the package ships are read-only", source=str(self.folder))
+        deleted, kept = 0, []
+        for path in self.entries():
+            if _read(path) is None:
+                kept.append(path)
+                continue
             path.unlink(missing_ok=True)
+            deleted += 1
         if self.folder.is_dir():
-            for path in self.folder.glob(f".*{ENTRY_SUFFIX}"):
-                path.unlink(missing_ok=True)
-        return len(entries)
+            for path in self.folder.iterdir():
+                if _is_temporary(path):
+                    path.unlink(missing_ok=True)
+        return deleted, kept
+
+
+def _is_temporary(path: Path) -> bool:
+    # What ``write_atomically`` names an entry's temporary file: ".<key>.json.<random>.json".
+    if not path.name.startswith(".") or path.suffix != ENTRY_SUFFIX or path.is_symlink():
+        return False
+    return is_entry_name(Path(path.name[1:].split(".", 1)[0] + ENTRY_SUFFIX))
