@@ -57,6 +57,13 @@ class PreparedRun:
 
     lower_bound_ps: int  # no run of it completes sooner
     _run: Callable[[int | None], SimResult | None]
+    # No run completes sooner either: the lower bound, or a tighter one this engine's
+    # model alone guarantees (not reported); a search skips a run that cannot win by it.
+    skip_bound_ps: int = -1
+
+    def __post_init__(self) -> None:
+        if self.skip_bound_ps < self.lower_bound_ps:
+            object.__setattr__(self, "skip_bound_ps", self.lower_bound_ps)
 
     def run(self, deadline_ps: int | None = None) -> SimResult | None:
         """The run's result; with ``deadline_ps``, None instead once the run is found to

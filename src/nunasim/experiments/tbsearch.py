@@ -12,11 +12,13 @@ The answer is the exhaustive search's: the fastest run, the first in that ascend
 (its *rank*) among equally fast ones. Two rules make the losers cheap without changing it:
 
 - A candidate is placed and lowered (or its flows' demands worked out) first, which gives
-  its lower bound; when that bound shows it cannot beat the best run so far it is not run
+  its lower bound (on the packet engine also its CUs' window bound: ``skip_bound_ps``);
+  when that bound shows it cannot beat the best run so far it is not run
   (``BestRun.skipped``).
 - A candidate that is run gets the best completion so far as its deadline: its engine
-  stops it once its clock passes that time with a step unfinished, since it would then
-  complete later (``BestRun.cut``).
+  stops it once its clock passes that time with a step unfinished, or (the packet engine)
+  once the work its resources have left cannot end by then, since it would then complete
+  later (``BestRun.cut``).
 
 Both save most when the best is found early, so the counts are tried from the largest
 down: the large collectives that cost most are fastest with many threadblocks, and the
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -101,11 +104,26 @@ class BestRun:
     # stopped: (threadblocks per GPU, domains, deadline ps), still unfinished when its clock
     # passed the best completion found before it, so it would have completed later
     cut: tuple[tuple[int, int, int], ...] = ()
+    # what each candidate cost, in the order offered: see ``CandidateCost``
+    costs: tuple[CandidateCost, ...] = ()
 
     @property
     def threadblocks(self) -> int:
         """Threadblocks per GPU of the fastest run."""
         return self.plan.threadblocks_per_gpu[0]
+
+
+@dataclass(frozen=True)
+class CandidateCost:
+    """One candidate of a search: its verdict (``tried``, ``skipped``, ``cut`` or ``void``)
+    and the CPU seconds of the thread that placed and lowered it (``prepare_s``) and ran
+    it (``run_s``, 0 when it was not run)."""
+
+    threadblocks: int
+    domains: int
+    verdict: str
+    prepare_s: float
+    run_s: float
 
 
 _CACHE: dict[tuple, BestRun] = {}
@@ -124,6 +142,8 @@ class _Candidate:
     # a candidate of the granularity round offered before the count round had settled:
     # it counts only if this plan (the round's plan) is still the best when it settles
     assumes: Plan | None = None
+    prepare_s: float = 0.0
+    run_s: list[float] | None = None  # set by the run, in whichever thread it ran
 
 
 class _Search:
@@ -144,6 +164,7 @@ class _Search:
         self.tried: list[tuple[int, int, int]] = []
         self.skipped: list[tuple[int, int, int]] = []
         self.cut: list[tuple[int, int, int]] = []
+        self.costs: list[CandidateCost] = []
         self.best: tuple[Plan, SimResult, int] | None = None
         self.best_rank = -1
 
@@ -176,16 +197,17 @@ class _Search:
         rank: int,
         run: Callable[[int | None], SimResult | None],
         assumes: Plan | None = None,
+        prepare_s: float = 0.0,
     ) -> None:
         """Queue a prepared candidate; its run starts unless what has settled already rules
         it out, and it is settled (tried, skipped, cut or void) in its turn."""
         count = plan.threadblocks_per_gpu[0]
-        candidate = _Candidate(plan, count, domains, bound, rank, None, assumes)
+        candidate = _Candidate(plan, count, domains, bound, rank, None, assumes, prepare_s, [0.0])
         self.make_room()
         # A void verdict is final only once every candidate before it has settled; a
         # beaten one stays beaten, since the best only improves.
         if not (self._beaten(candidate) or (not self.pending and self._void(candidate))):
-            candidate.future = self._start(run, self.deadline())
+            candidate.future = self._start(_timed(run, candidate.run_s), self.deadline())
         self.pending.append(candidate)
         if self.pool is None:
             self.settle()
@@ -208,27 +230,38 @@ class _Search:
 
     def _settle_oldest(self) -> None:
         candidate = self.pending.popleft()
+        verdict = self._verdict(candidate)
+        assert candidate.run_s is not None
+        self.costs.append(
+            CandidateCost(
+                candidate.count, candidate.domains, verdict, candidate.prepare_s, candidate.run_s[0]
+            )
+        )
+
+    def _verdict(self, candidate: _Candidate) -> str:
         if candidate.future is None:  # never started: beaten, or void
-            if not self._void(candidate):
-                self.skipped.append((candidate.count, candidate.domains, candidate.bound))
-            return
+            if self._void(candidate):
+                return "void"
+            self.skipped.append((candidate.count, candidate.domains, candidate.bound))
+            return "skipped"
         result = candidate.future.result()
         if self._void(candidate):
-            return
+            return "void"
         if self._beaten(candidate):
             self.skipped.append((candidate.count, candidate.domains, candidate.bound))
-            return
+            return "skipped"
         deadline = self.deadline()
         # Cut, or (started before the best ahead of it was known) past the deadline the
         # one-at-a-time search would have given it.
         if result is None or (deadline is not None and result.completion_ps > deadline):
             assert deadline is not None  # a run without a deadline always finishes
             self.cut.append((candidate.count, candidate.domains, deadline))
-            return
+            return "cut"
         self.tried.append((candidate.count, candidate.domains, result.completion_ps))
         if self._wins(result.completion_ps, candidate.rank):
             self.best = (candidate.plan, result, candidate.domains)
             self.best_rank = candidate.rank
+        return "tried"
 
     def settle(self, keep: int = 0) -> tuple[Plan, SimResult, int] | None:
         """Wait until at most ``keep`` runs are in flight; the best of those settled."""
@@ -239,6 +272,21 @@ class _Search:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _timed(
+    run: Callable[[int | None], SimResult | None], seconds: list[float]
+) -> Callable[[int | None], SimResult | None]:
+    """``run``, adding the CPU seconds of the thread it runs in to ``seconds[0]``."""
+
+    def timed(deadline_ps: int | None) -> SimResult | None:
+        started = time.thread_time()
+        try:
+            return run(deadline_ps)
+        finally:
+            seconds[0] += time.thread_time() - started
+
+    return timed
 
 
 def best_threadblocks(
@@ -277,13 +325,15 @@ def best_threadblocks(
                 f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
             )
         runs.make_room()
+        started = time.thread_time()
         scenario = Scenario(
             pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
         )
         placement = scenario.placement()
         prepared = scenario.prepare(placement)
+        spent = time.thread_time() - started
         runs.offer(
-            plan, placement.granularity, prepared.lower_bound_ps, rank, prepared.run, assumes
+            plan, placement.granularity, prepared.skip_bound_ps, rank, prepared.run, assumes, spent
         )
 
     def granularity_round(best: tuple[Plan, SimResult, int], speculative: bool = False) -> None:
@@ -330,6 +380,7 @@ def best_threadblocks(
         tuple(runs.tried),
         tuple(runs.skipped),
         tuple(runs.cut),
+        tuple(runs.costs),
     )
     _CACHE[key] = found
     return found

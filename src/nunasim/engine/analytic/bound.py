@@ -12,6 +12,8 @@
   lands: the step's start, that line's fetch and reduction, and its route), and (b) for
   every resource the departure of the last of its n flits: (n - 1) occupancies and one
   latency (counting the collective's messages only, not a background GEMM's).
+- ``window_bound_ps``: a bound of the packet core's alone, from its CUs' request windows;
+  the threadblock search skips with it too, and it is not reported (``bounds_ps``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from nunasim.engine.jit import jit
+from nunasim.engine.kernel.kinds import FLAG, LOAD
 from nunasim.engine.kernel.ready import initially_ready
 from nunasim.engine.lowering.lower import Lowered
 from nunasim.hardware import Pod
@@ -30,27 +33,59 @@ def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
 
 def route_latency_ps(lowered: Lowered) -> np.ndarray:
     """Zero-load time of every message's route, from issue to its end."""
-    # Routes are consecutive runs of entries (two at least): each total is a difference of
-    # running sums, computed in place (the entries are most of a lowered scenario).
-    running = lowered.resources.lat[lowered.route]
-    running += lowered.route_post_ps
-    np.cumsum(running, out=running)
-    start = lowered.route_start
-    before = np.where(start[:-1] > 0, running[np.maximum(start[:-1] - 1, 0)], 0)
-    return running[start[1:] - 1] - before + lowered.msg_pre_ps
+    return route_sums(lowered, np.zeros(lowered.messages, dtype=np.bool_))[0]
 
 
-def critical_path_ps(lowered: Lowered) -> int:
+def route_sums(lowered: Lowered, counted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every message's zero-load route time (``route_latency_ps``), and how many flits
+    each resource carries of the messages ``counted`` marks: one compiled pass over the
+    route entries, which are most of a lowered scenario."""
+    lo = lowered
+    return _route_sums(
+        lo.route,
+        lo.route_start,
+        lo.route_post_ps,
+        lo.resources.lat,
+        lo.msg_pre_ps,
+        counted,
+    )
+
+
+@jit
+def _route_sums(
+    route: np.ndarray,
+    route_start: np.ndarray,
+    route_post: np.ndarray,
+    lat: np.ndarray,
+    pre: np.ndarray,
+    counted: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    messages = route_start.shape[0] - 1
+    trip = np.empty(messages, dtype=np.int64)
+    flits = np.zeros(lat.shape[0], dtype=np.int64)
+    for m in range(messages):
+        total = pre[m]
+        for p in range(route_start[m], route_start[m + 1]):
+            e = route[p]
+            total += lat[e] + route_post[p]
+            if counted[m]:
+                flits[e] += 1
+        trip[m] = total
+    return trip, flits
+
+
+def critical_path_ps(lowered: Lowered, route: np.ndarray | None = None) -> int:
     """The collective's zero-load critical path: its last step's end (``step_ends_ps``)."""
-    end = step_ends_ps(lowered)
+    end = step_ends_ps(lowered, route)
     collective = ~lowered.step_background
     return int(end[collective].max()) if collective.any() else 0
 
 
-def step_ends_ps(lowered: Lowered) -> np.ndarray:
-    """Each step's end on the zero-load critical path: nothing waits for a resource."""
+def step_ends_ps(lowered: Lowered, route: np.ndarray | None = None) -> np.ndarray:
+    """Each step's end on the zero-load critical path: nothing waits for a resource.
+    ``route``: the messages' ``route_latency_ps``, if known."""
     lo = lowered
-    route = route_latency_ps(lo)
+    route = route_latency_ps(lo) if route is None else route
     # Per line operation: its slowest fetch, plus its reduction, then its slowest fenced
     # delivery (with acknowledgement); a step takes its slowest operation.
     op = lo.msg_lineop
@@ -149,15 +184,24 @@ def _release(
     return top
 
 
-def lower_bound_ps(lowered: Lowered) -> int:
+def collective_messages(lowered: Lowered) -> np.ndarray:
+    """Which messages are the collective's own (a background GEMM's may finish after it)."""
     lo = lowered
-    # Only the collective's own messages: background work may finish after it.
     owner_step = np.where(lo.msg_lineop >= 0, lo.lineop_step[np.maximum(lo.msg_lineop, 0)], -1)
     flag_owner = np.repeat(np.arange(lo.steps), np.diff(lo.flag_start))
     owner_step[lo.flag_msg] = flag_owner
-    mine = ~lo.step_background[owner_step]
-    entries = lo.route if mine.all() else lo.route[np.repeat(mine, np.diff(lo.route_start))]
-    flits = np.bincount(entries, minlength=len(lo.resources.occ))
+    return ~lo.step_background[owner_step]
+
+
+def lower_bound_ps(lowered: Lowered) -> int:
+    return bounds_ps(lowered)[0]
+
+
+def bounds_ps(lowered: Lowered) -> tuple[int, int]:
+    """``lower_bound_ps``, and the window bound (``window_bound_ps``) beside it."""
+    lo = lowered
+    mine = collective_messages(lo)
+    route, flits = route_sums(lo, mine)
     # The last of n flits through a resource starts at least (n - 1) occupancies after the
     # first and leaves after the resource's latency; the run ends after that.
     used = flits > 0
@@ -166,4 +210,25 @@ def lower_bound_ps(lowered: Lowered) -> int:
         if used.any()
         else 0
     )
-    return max(critical_path_ps(lo), resource)
+    return max(critical_path_ps(lo, route), resource), window_bound_ps(lo, route, mine)
+
+
+def window_bound_ps(lowered: Lowered, route: np.ndarray, mine: np.ndarray) -> int:
+    """A bound of the packet core's, from its CUs' windows: a CU has at most ``window``
+    requests out, and each of the collective's reads and loads holds one of them from its
+    issue to its data's return, each write and store to its acknowledgement, at least
+    their zero-load times (``route``) and the acknowledgement's; so no run ends before
+    a CU's total of those times over ``window`` (flags hold none; a data-polled store
+    whose arrival releases no step is left out, as nothing waits for it)."""
+    lo = lowered
+    data = mine & (lo.msg_kind != FLAG)
+    target = lo.msg_target
+    polled = data & (target >= 0)
+    releases = np.diff(lo.release_start)
+    data[polled] = releases[target[polled]] > 0
+    slot = route[data] + np.where(lo.msg_kind[data] > LOAD, lo.msg_ack_ps[data], 0)
+    if not len(slot):
+        return 0
+    held = np.zeros(int(lo.msg_cu.max()) + 1, dtype=np.int64)
+    np.add.at(held, lo.msg_cu[data], slot)
+    return int(held.max()) // max(lo.window, 1)

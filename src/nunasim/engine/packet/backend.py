@@ -8,7 +8,7 @@ it models.
 from __future__ import annotations
 
 from nunasim.collectives.plan import Plan
-from nunasim.engine.analytic.bound import lower_bound_ps
+from nunasim.engine.analytic.bound import bounds_ps
 from nunasim.engine.base import Job, PreparedRun
 from nunasim.engine.kernel.heap import TIME_LIMIT_PS
 from nunasim.engine.lowering.admission import admit, flag_messages, packet_lines
@@ -42,11 +42,12 @@ class PacketEngine:
         return lines if lines > AUTO_MESSAGES else lines + flag_messages(plan)
 
     def prepare(self, job: Job) -> PreparedRun:
-        """Lower the job and work out its analytic bound; refuse a run the event keys cannot
-        time (beyond ``TIME_LIMIT_PS`` of simulated time)."""
+        """Lower the job and work out its analytic bound (and the core's window bound, which
+        a search may skip by); refuse a run the event keys cannot time (beyond
+        ``TIME_LIMIT_PS`` of simulated time)."""
         pod = job.pod
         lowered = lower(pod, job.plan, job.placement, job.dtype, job.background)
-        bound = lower_bound_ps(lowered)
+        bound, window_bound = bounds_ps(lowered)
         if bound >= TIME_LIMIT_PS:
             raise ConfigError(
                 f"this run takes at least {format_time(bound)} of simulated time, more than "
@@ -62,7 +63,7 @@ class PacketEngine:
             result = build_result(trace, bound, l1_ps, job.info)
             return result.replaced(engine=self.name, engine_revision=self.revision)
 
-        return PreparedRun(bound, run)
+        return PreparedRun(bound, run, skip_bound_ps=window_bound)
 
 
 PACKET = PacketEngine()

@@ -70,6 +70,7 @@ from nunasim.engine.packet.credits import (
     _leave_buffer,
     _pick_vc,
     _serve_output,
+    _vc_tables,
 )
 from nunasim.engine.packet.events import (
     EV_ACK,
@@ -84,6 +85,7 @@ from nunasim.engine.packet.events import (
     PH_GRANTED,
     PH_REQUEST,
 )
+from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline, route_loads
 from nunasim.engine.packet.steps import (
     _enqueue,
     _finish_step,
@@ -272,24 +274,13 @@ def _loop(inputs, outputs):
         pos[m] = route_start[msg_route[m]]
         pos_end[m] = route_start[msg_route[m] + 1]
     nres = res.shape[0]
-    flow = False
-    for e in range(nres):
-        if res[e, VCS] > 0:
-            flow = True
+    flow = (res[:, VCS] > 0).any()
     # Credit flow control: VC v (numbered resource by resource: resource e's are
     # vc_start[e] .. vc_start[e + 1] - 1) of the buffer fed by resource vc_res[v] has
     # credit[v] free flit slots and holds a FIFO of messages (fifo_head, fifo_tail,
     # fifo_next); in_vc[m] is the VC whose buffer message m is in (-1: none).
-    vc_start = np.zeros(nres + 1, dtype=np.int64)
-    for e in range(nres):
-        vc_start[e + 1] = vc_start[e] + res[e, VCS]
+    vc_start, vc_res, credit = _vc_tables(res)
     nvc = vc_start[nres]
-    vc_res = np.empty(nvc, dtype=np.int64)
-    credit = np.empty(nvc, dtype=np.int64)
-    for e in range(nres):
-        for v in range(vc_start[e], vc_start[e + 1]):
-            vc_res[v] = e
-            credit[v] = res[e, BUF_FLITS]
     fifo_head = np.full(nvc, -1, dtype=np.int64)
     fifo_tail = np.full(nvc, -1, dtype=np.int64)
     fifo_next = np.full(nmsg if flow else 0, -1, dtype=np.int64)
@@ -338,6 +329,10 @@ def _loop(inputs, outputs):
         wait[timed_step[i]] += 1
     nready = initially_ready(wait, ready)
     t = 0
+    next_check = 0
+    owed = np.zeros(nres, dtype=np.int64)
+    if stop_ps >= 0:
+        owed = route_loads(route, pos, pos_end, nres, msg_kind, msg_target, release_start)
     while True:
         # Start every ready step at time t; an empty step completes at once.
         while nready > 0:
@@ -397,6 +392,10 @@ def _loop(inputs, outputs):
             if any_unfinished(step_end):
                 return events, True
             stop_ps = -1  # every step ended in time: run what is left to its end
+        if stop_ps >= 0 and events >= next_check:  # or cannot end in time: see its module
+            next_check = events + max(CHECK_EVERY, 4 * nres)
+            if misses_deadline(res, owed, t, stop_ps):
+                return events, True
         events += 1
         if n > 0:
             _prefetch_ahead(hp, n, pos, pos_end, route, res)

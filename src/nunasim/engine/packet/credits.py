@@ -7,6 +7,8 @@ numba's caches (see ``nunasim.engine.packet.events``).
 
 from __future__ import annotations
 
+import numpy as np
+
 from nunasim.engine.jit import jit
 from nunasim.engine.kernel.heap import push_event
 from nunasim.engine.kernel.rows import (
@@ -17,6 +19,7 @@ from nunasim.engine.kernel.rows import (
     HEAD_PS,
     OCC,
     TAIL_CREDIT,
+    VCS,
 )
 from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
 
@@ -40,6 +43,24 @@ def _credits_taken(res, e):
     fps = res[e, FLIT_PS]
     take = res[e, OCC] // fps if fps > 0 else 1
     return min(max(take, 1), res[e, BUF_FLITS])
+
+
+@jit(inline=True)
+def _vc_tables(res):
+    """The VCs of every resource's downstream buffer, numbered resource by resource (e's
+    are ``vc_start[e] .. vc_start[e + 1] - 1``): ``vc_start``, the resource each VC's
+    buffer is fed by, and each VC's credits, all free."""
+    nres = res.shape[0]
+    vc_start = np.zeros(nres + 1, dtype=np.int64)
+    for e in range(nres):
+        vc_start[e + 1] = vc_start[e] + res[e, VCS]
+    vc_res = np.empty(vc_start[nres], dtype=np.int64)
+    credit = np.empty(vc_start[nres], dtype=np.int64)
+    for e in range(nres):
+        for v in range(vc_start[e], vc_start[e + 1]):
+            vc_res[v] = e
+            credit[v] = res[e, BUF_FLITS]
+    return vc_start, vc_res, credit
 
 
 @jit(inline=True)

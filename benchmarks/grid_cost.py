@@ -1,0 +1,106 @@
+"""What Fig. 9's grid costs to compute, estimated from a fixed sample of its points.
+
+    python benchmarks/grid_cost.py [--points 0,3,11] [--threads 0] [--out grid_cost.csv]
+
+Fig. 9's 720 searched points cost 43,463 s of one core when they were computed (the
+``point_s`` of the shipped rows). The sample is fixed: the 12 points at the 30th, 90th,
+..., 690th place when the grid is ordered by that cost, so each stands for 60 points and
+60 times the sample's cost estimates the grid's (40,680 s against the 43,463 s measured:
+the heaviest points are under-represented). Each point's search runs here from nothing
+(no result cache, the search's own memo cleared) on one thread; the script prints, per
+point, the CPU seconds of the whole search, of preparing candidates (placement, lowering,
+lower bound) and of running them by verdict (``tried`` to the end, ``cut`` at the
+deadline), its candidate counts, and its answer beside the shipped one, then the grid's
+estimate. ``--out`` writes the per-candidate costs as CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+
+import pandas as pd
+
+from nunasim.experiments import tbsearch
+from nunasim.experiments.cache import ResultCache, point_key
+from nunasim.experiments.sweep import Point
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Configuration
+
+# (collective, size bytes, GPUs, configuration, shipped point_s): the grid's points at
+# places 30, 90, ..., 690 by shipped cost.
+SAMPLE = (
+    ("allgather", 100_000, 8, "NAP*", 0.5),
+    ("allreduce", 100_000, 8, "NAP*+NAR", 1.3),
+    ("allgather", 100_000, 16, "NUMA+NAR", 2.7),
+    ("allreduce", 1_000_000, 8, "NAP+NAR", 5.2),
+    ("allgather", 1_000_000, 32, "NUMA", 8.2),
+    ("allgather", 100_000, 64, "UA", 13.2),
+    ("alltoall", 1_000_000_000, 8, "NUMA+NAR", 21.1),
+    ("allgather", 100_000_000, 2, "NAP*+NAR", 34.8),
+    ("alltoall", 100_000_000, 32, "UA", 56.0),
+    ("alltoall", 100_000_000, 2, "NAP*+NAR", 85.3),
+    ("alltoall", 10_000_000, 16, "NAP*", 137.8),
+    ("alltoall", 10_000_000, 64, "NAP", 311.9),
+)
+POINTS_PER_SAMPLE = 60
+GRID_SHIPPED_S = 43_463
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", help="indices into the sample (default: all)")
+    parser.add_argument("--threads", type=int, default=0, help="runs in flight (0: serial)")
+    parser.add_argument("--out", help="CSV of every candidate's cost")
+    args = parser.parse_args()
+    preset = load_preset("nextgen-4die")
+    shipped = ResultCache(shipped=True)
+    # Compile and load the kernels first, so that the first point does not pay for them.
+    tbsearch.best_threadblocks(preset.fit(2).pod, "allgather", 4096, "NAP+NAR", gpus=2)
+    chosen = range(len(SAMPLE)) if not args.points else map(int, args.points.split(","))
+    candidates, total_before, total_after = [], 0.0, 0.0
+    print(
+        "| point | shipped s | CPU s | prepare | tried | cut | candidates (tried/cut/skipped) "
+        "| shipped answer | answer |\n|---|---|---|---|---|---|---|---|---|"
+    )
+    for index in chosen:
+        collective, size, gpus, name, before = SAMPLE[index]
+        point = Point(collective, size, Configuration.parse(name), gpus=gpus, threadblocks="auto")
+        stored = shipped.get(point_key(point, preset)) or {}
+        tbsearch._CACHE.clear()
+        started = time.process_time()
+        best = tbsearch.best_threadblocks(
+            preset.fit(gpus).pod,
+            collective,
+            size,
+            point.configuration,
+            gpus=gpus,
+            threads=args.threads,
+        )
+        spent = time.process_time() - started
+        costs, result = best.costs, best.result
+        verdicts = Counter(c.verdict for c in costs)
+        run_s = {v: sum(c.run_s for c in costs if c.verdict == v) for v in ("tried", "cut")}
+        answer = (result.info.threadblocks, result.info.granularity, result.completion_ps)
+        was = (stored.get("threadblocks"), stored.get("granularity"), stored.get("completion_ps"))
+        print(
+            f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} "
+            f"| {sum(c.prepare_s for c in costs):.1f} | {run_s['tried']:.1f} | {run_s['cut']:.1f} "
+            f"| {verdicts['tried']}/{verdicts['cut']}/{verdicts['skipped']} | {was} | {answer} |",
+            flush=True,
+        )
+        total_before += before
+        total_after += spent
+        candidates += [{"point": index, **vars(c)} for c in costs]
+    estimate = POINTS_PER_SAMPLE * total_after
+    print(
+        f"\nsample: {total_before:.0f} s shipped, {total_after:.0f} s here; grid estimate "
+        f"{estimate:,.0f} s of CPU ({estimate / 3600:.2f} h; shipped {GRID_SHIPPED_S:,} s)"
+    )
+    if args.out:
+        pd.DataFrame(candidates).to_csv(args.out, index=False)
+
+
+if __name__ == "__main__":
+    main()
