@@ -57,7 +57,7 @@ def test_reproduce_fig15_and_fig2_quick_show_the_directions_our_model_reproduces
     def holds(figure: str) -> dict[str, bool]:
         ids = {c["claim"]: c["id"] for c in paper_claims(figure)}
         table = pd.read_csv(out / figure / "paper.csv")
-        return {ids[c]: h for c, h in zip(table["claim"], table["holds"], strict=True)}
+        return {ids[c]: h for c, h in zip(table["claim"], table["direction"], strict=True)}
 
     fig15 = holds("fig15")
     # With the paper's threadblock search on the quick grid (Fig. 9's 100 kB and 1 MB),

@@ -95,6 +95,11 @@ def write_figure(
     return written
 
 
+# The mark before each claim: it holds (in magnitude too, where it has a number), only
+# its direction holds, it does not, or it was not measured.
+_MARKS = {"holds": "yes", "direction only": "dir", "no": "no", "not measured": "-"}
+
+
 @click.command("reproduce")
 @click.argument("figures", nargs=-1)
 @click.option("--quick", is_flag=True, help="Reduced grids that still show each trend (CI).")
@@ -141,8 +146,9 @@ def reproduce_command(
         write_figure(outcome, out_dir / name, preset.name, seconds, options.times.get(name))
         click.echo(f"{name}: {outcome.title} ({seconds:.0f} s), in {out_dir / name}")
         for row in outcome.comparison.itertuples():
-            mark = {True: "yes", False: "no", None: "-"}[row.holds]
-            click.echo(f"  [{mark:>3}] {row.claim}: paper {row.paper}; ours {row.ours}")
+            mark = _MARKS.get(str(row.verdict).split(" (")[0], "no")
+            said = f" ({row.verdict})" if mark in ("dir", "no") and "(" in row.verdict else ""
+            click.echo(f"  [{mark:>3}] {row.claim}: paper {row.paper}; ours {row.ours}{said}")
     if report is not None:
         from nunasim.experiments.report import write_report
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nunasim.experiments.figures.common import FigureRun, comparison, ratio_text
+from nunasim.experiments.figures.common import FigureRun, Measured, comparison, ratio_text
 from nunasim.experiments.llm_study import fig15_summary, fig15_table
 from nunasim.experiments.run_options import RunOptions
 from nunasim.experiments.sweep import PointTimes
@@ -61,22 +61,22 @@ def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
     )
 
 
-def claims(table: pd.DataFrame) -> dict[str, tuple[str, bool | None]]:
+def claims(table: pd.DataFrame) -> dict[str, Measured]:
     """The paper's averages over every model and GPU count against ours (the ``all`` rows,
     over the GPU counts that ran):
     a reduction holds when ours is one, a speedup when ours is above 1."""
     overall = table[table.gpus == ALL_GPUS].set_index("metric")
-    ours: dict[str, tuple[str, bool | None]] = {}
+    ours: dict[str, Measured] = {}
     for metric, key in (("TTFT", "ttft"), ("TPOT", "tpot")):
         if metric not in overall.index:
             continue
         row = overall.loc[metric]
         mean, largest = float(row.geomean_change_pct), float(row.max_change_pct)
-        ours[f"{key}-mean"] = (f"{mean:+.1f}%", mean < 0)
-        ours[f"{key}-max"] = (f"{largest:+.1f}%", largest < 0)
+        ours[f"{key}-mean"] = (f"{mean:+.1f}%", mean < 0, mean)
+        ours[f"{key}-max"] = (f"{largest:+.1f}%", largest < 0, largest)
         phase = "prefill" if metric == "TTFT" else "decode"
         speedup = float(row.collective_speedup)
-        ours[f"{phase}-collectives"] = (ratio_text(speedup), speedup > 1)
+        ours[f"{phase}-collectives"] = (ratio_text(speedup), speedup > 1, speedup)
     if {"TTFT", "TPOT"} <= set(overall.index):
         prefill = float(overall.loc["TTFT"].collective_speedup)
         decode = float(overall.loc["TPOT"].collective_speedup)

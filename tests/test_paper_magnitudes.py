@@ -1,0 +1,83 @@
+"""The paper's numbers, not only its directions: every claim ``paper.yaml`` gives a number
+for, as ``nunasim reproduce all`` judges it from the points the package ships (its
+tolerance: 15 % for a speedup, ratio or percent change, 10 % for a latency). Where ours is
+outside it the test is an expected failure, strict, with the measured cause, so a change
+that brings a claim within its tolerance has to say so here
+(``tests/test_paper_claims.py`` asserts the directions)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from nunasim.cli.main import main
+from nunasim.experiments.figures.common import claim_numbers, paper_claims
+
+CONGESTION_TAIL = (
+    "the ports' congestion tail is missing: UA's maximum store latency (1,100 ns) is close "
+    "to its zero-load worst path (1,113 ns), where the paper's sits 200 ns beyond it"
+)
+COMPUTE_CHANGES = (
+    "each configuration chooses its own parallelism, batch and sequence length, so compute "
+    "changes between UA and NAP+NAR (40 of the 144 rows; Llama 3.1 405B prefill: TP4 "
+    "against TP2, -38.3 % where communication is 17 % of UA's time), where the paper holds "
+    "the execution plan fixed"
+)
+# (figure, claim id) -> why ours is outside the paper's tolerance, as measured.
+OUTSIDE = {
+    ("fig12", "large-speedup"): (
+        "1.32x at 100 MB: beyond 10 MB the mesh saturates before the network "
+        "(docs/reproduction.md, Fig. 12)"
+    ),
+    ("fig10", "ua-max"): CONGESTION_TAIL,
+    ("fig10", "nap-nar-max"): CONGESTION_TAIL,
+    ("fig10", "max-lower"): CONGESTION_TAIL + " (UA's tail shorter still than NAP+NAR's)",
+    ("fig14", "nap-nar-later"): (
+        "UA degrades at a 96-edge GEMM, NAP+NAR at 256 (2.67x): the edges are a coarse "
+        "grid, and the cause of the earlier UA step is not measured yet"
+    ),
+    ("fig15", "ttft-mean"): COMPUTE_CHANGES,
+    ("fig15", "ttft-max"): COMPUTE_CHANGES,
+    ("fig15", "tpot-mean"): COMPUTE_CHANGES,
+    ("fig15", "tpot-max"): COMPUTE_CHANGES,
+    ("fig15", "decode-collectives"): (
+        "1.26x: a direct 100 kB All-Gather's critical path pays about 2.3 us NUNA cannot "
+        "touch (plane, stack and L1 for data, acknowledgement and flag), so even a "
+        "zero-latency NoC gives at most about 1.53x"
+    ),
+}
+NUMBERED = [(f, c) for f in ("fig10", "fig12", "fig14", "fig15") for c in claim_numbers(f)]
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory) -> dict[tuple[str, str], pd.Series]:
+    out = tmp_path_factory.mktemp("reproduced")
+    figures = sorted({figure for figure, _ in NUMBERED})
+    argv = ["reproduce", *figures, "--workers", "1", "--out", str(out / "figures")]
+    # An empty cache of its own: every point comes from the shipped ones, none is run.
+    assert main([*argv, "--cache-dir", str(out / "cache")]) == 0
+    assert not (out / "cache").exists() or not any((out / "cache").iterdir())
+    found = {}
+    for figure in figures:
+        table = pd.read_csv(out / "figures" / figure / "paper.csv")
+        ids = {c["claim"]: c["id"] for c in paper_claims(figure)}
+        for row in table.itertuples(index=False):
+            found[(figure, ids[row.claim])] = row
+    return found
+
+
+def _case(figure: str, claim: str):
+    cause = OUTSIDE.get((figure, claim))
+    marks = [pytest.mark.xfail(strict=True, reason=cause)] if cause else []
+    return pytest.param(figure, claim, marks=marks, id=f"{figure}-{claim}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("figure", "claim"), [_case(f, c) for f, c in NUMBERED])
+def test_the_papers_number_holds_within_its_tolerance(verdicts, figure, claim):
+    row = verdicts[(figure, claim)]
+    assert row.verdict == "holds", f"{row.claim}: paper {row.paper}, ours {row.ours}: {row.verdict}"
+
+
+def test_every_listed_cause_is_a_claim_with_a_number():
+    assert set(OUTSIDE) <= set(NUMBERED)
