@@ -4,6 +4,7 @@ properties are checked in milliseconds; the simulator itself is exercised in the
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -511,3 +512,41 @@ def test_the_search_in_rounds_runs_only_and_all_the_points_the_one_at_a_time_sea
     assert len(rounds) > 1  # the later rounds price with the earlier ones' results
     assert together.attrs["runs"] == len(needed) == together.attrs["points"]
     assert together.attrs["point_s"] == pytest.approx(0.5 * len(needed))
+
+
+def test_the_default_study_runs_uas_plan_under_both_configurations(tmp_path):
+    """Section 6.7: compute unchanged, so no step gains more than its communication's share
+    of UA's time. Each configuration's own choice stays beside it (``own_time_ms``), and
+    under ``execution: own`` it may break that bound (Llama 3.1 405B prefill: TP4 under
+    NAP+NAR against UA's TP2). Priced from the shipped points."""
+    from nunasim.experiments.cache import ResultCache
+    from nunasim.experiments.llm_study import fig15_summary, llm_table
+
+    models, pods = ["llama-3.1-405b", "llama-3.1-70b"], [4, 64]
+    cache = ResultCache(tmp_path)
+    shared = llm_table(models, pods, cache=cache)
+    assert shared.attrs["runs"] == 0 and shared.attrs["execution"] == "shared"
+    keys = ["model", "gpus", "phase"]
+    ua = shared[shared.configuration == "UA"].set_index(keys)
+    nap = shared[shared.configuration == "NAP+NAR"].set_index(keys)
+    plan = ["tp", "dp", "pp", "ep", "batch", "seq", "compute_ms"]
+    pd.testing.assert_frame_equal(ua[plan], nap[plan])
+    assert (1 - nap.time_ms / ua.time_ms <= ua.communication_ms / ua.time_ms + 1e-12).all()
+    assert (fig15_summary(shared).beyond_amdahl == 0).all()
+    assert (ua.own_time_ms == ua.time_ms).all() and (nap.own_time_ms <= nap.time_ms).all()
+
+    own = llm_table(models, pods, cache=cache, execution="own")
+    mine = own.set_index([*keys, "configuration"])
+    prefill = ("llama-3.1-405b", 4, "prefill")
+    assert (mine.loc[(*prefill, "UA"), "tp"], mine.loc[(*prefill, "NAP+NAR"), "tp"]) == (2, 4)
+    assert fig15_summary(own).beyond_amdahl.sum() > 0
+    assert mine.loc[(*prefill, "NAP+NAR"), "shared_time_ms"] == nap.loc[prefill, "time_ms"]
+    assert (fig15_summary(shared).own_max_reduction == fig15_summary(own).max_reduction).all()
+
+
+def test_an_unknown_execution_is_refused():
+    from nunasim.errors import ConfigError
+    from nunasim.experiments.llm_search import study_execution
+
+    with pytest.raises(ConfigError, match="shared or own, not 'mine'"):
+        study_execution("mine")

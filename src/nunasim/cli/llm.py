@@ -31,6 +31,14 @@ PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "send
     "over counts and NAR granularities, about 12 runs a size) or 'plan' (the built-in "
     "plan's own count) [default: the study's, 'auto'].",
 )
+@click.option(
+    "--execution",
+    type=click.Choice(["shared", "own"]),
+    default=None,
+    help="'shared': NAP+NAR runs the parallelism, batch and sequence length UA's search "
+    "chooses, so only the collectives differ (the paper's section 6.7); 'own': each "
+    "configuration searches its own [default: the study's, 'shared'].",
+)
 @dask_options
 @cache_options
 def llm_command(
@@ -40,13 +48,15 @@ def llm_command(
     preset_name: str,
     quick: bool,
     threadblocks: str | None,
+    execution: str | None,
     scheduler: str | None,
     workers: int | None,
     cache_dir: Path | None,
     no_cache: bool,
 ) -> None:
     """MODEL (a shipped name or a config.json) on GPUS GPUs: the configuration minimising
-    TTFT (prefill) and TPOT (decode) under UA and NAP+NAR, and where the time goes."""
+    TTFT (prefill) and TPOT (decode) under UA, the same under NAP+NAR (or each its own,
+    --execution own), and where the time goes."""
     phases = PHASES if phase == "both" else (phase,)
     options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress)
     preset = load_preset(preset_name)
@@ -61,6 +71,7 @@ def llm_command(
         threadblocks=None if threadblocks is None else parse_threadblocks(threadblocks, PLAN_COUNT),
         # the points the search needs, a round at a time, on every worker
         run_many=lambda points: options.run("llm", points, preset),
+        execution=execution,
     )
     click.echo(f"collectives simulated at {table.attrs['threadblocks']}")
     for row in table.itertuples():
@@ -90,3 +101,8 @@ def llm_command(
                 f"{phase_}: NAP+NAR {metric} {change:+.1%} against UA, "
                 f"communication {comm:.2f}x faster"
             )
+            other = "own" if "own_time_ms" in by else "shared"
+            if f"{other}_time_ms" in by:
+                mine = by.loc["NAP+NAR", f"{other}_time_ms"] / by.loc["UA", f"{other}_time_ms"]
+                said = "each its own" if other == "own" else "UA's"
+                click.echo(f"    with {said} parallelism, batch and sequence: {mine - 1:+.1%}")

@@ -147,7 +147,7 @@ def reproduce_command(
         click.echo(f"{name}: {outcome.title} ({seconds:.0f} s), in {out_dir / name}")
         for row in outcome.comparison.itertuples():
             mark = _MARKS.get(str(row.verdict).split(" (")[0], "no")
-            said = f" ({row.verdict})" if mark in ("dir", "no") and "(" in row.verdict else ""
+            said = f"; {row.verdict}" if mark in ("dir", "no") and "(" in row.verdict else ""
             click.echo(f"  [{mark:>3}] {row.claim}: paper {row.paper}; ours {row.ours}{said}")
     if report is not None:
         from nunasim.experiments.report import write_report

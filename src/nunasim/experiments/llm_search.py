@@ -1,8 +1,10 @@
 """The LLM study's parameters (``llm_study.yaml``) and its parallelism search.
 
 The search tries every cut of the pod, batch and sequence length and keeps the fastest step
-that meets a throughput floor, separately per configuration; its collectives are priced by a
-``CollectiveTimer`` (``collective_timer``).
+that meets a throughput floor; its collectives are priced by a ``CollectiveTimer``
+(``collective_timer``). With ``execution: shared`` (the default) the first configuration's
+choice is every configuration's plan, priced under each one's collectives; with ``own``
+each configuration searches its own.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class PhaseGrid:
     min_tokens_per_s_per_gpu: float
 
 
+# How the configurations of the study choose their execution plan (see the module's text).
+EXECUTIONS = ("shared", "own")
+
+
 @dataclass(frozen=True)
 class Study:
     configurations: tuple[str, ...]
@@ -70,6 +76,7 @@ class Study:
     quick_models: tuple[str, ...]
     quick_sizes: tuple[int, ...]
     fig2: dict[str, Any]
+    execution: str = "shared"
 
 
 def load_study() -> Study:
@@ -97,7 +104,17 @@ def load_study() -> Study:
         quick_models=tuple(quick["models"]),
         quick_sizes=tuple(sorted(parse_size(s) for s in quick["collective_sizes"])),
         fig2=dict(data["fig2"]),
+        execution=study_execution(data.get("execution", "shared"), source),
     )
+
+
+def study_execution(value: Any, source: str = "--execution") -> str:
+    """The study's ``execution``: ``shared`` or ``own``."""
+    if value not in EXECUTIONS:
+        raise ConfigError(
+            f"{' or '.join(EXECUTIONS)}, not {value!r}", source=source, where="execution"
+        )
+    return str(value)
 
 
 def rates_for(preset: Preset, settings: InferenceSettings) -> Rates:

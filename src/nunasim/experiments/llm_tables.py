@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,10 +24,12 @@ from nunasim.experiments.collective_timer import (
 )
 from nunasim.experiments.llm_search import (
     Candidate,
+    Pricer,
     Study,
     best,
     load_study,
     rates_for,
+    study_execution,
 )
 from nunasim.experiments.sweep import Point
 from nunasim.hardware import Preset
@@ -34,7 +37,7 @@ from nunasim.io.models import load_inference_settings, load_model, model_names
 from nunasim.io.presets import load_preset
 from nunasim.llm.operators import PHASES, Step
 from nunasim.llm.settings import InferenceSettings
-from nunasim.llm.step_time import Rates, step_breakdown
+from nunasim.llm.step_time import Rates
 from nunasim.units import ps_to_ms
 
 
@@ -76,13 +79,16 @@ def llm_table(
     timer: CollectiveTimer | None = None,
     threadblocks: int | str | None = None,
     run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
+    execution: str | None = None,
 ) -> pd.DataFrame:
     """The chosen configuration per model, GPU count, phase and configuration (UA,
-    NAP+NAR): one row each with its breakdown. ``threadblocks`` replaces the study's
-    setting for the simulated collectives (``"auto"``: the paper's search, ``"plan"``: the
-    plan's own count, a count; None: the study's); the table's
-    ``attrs`` say which ran (``threadblocks``), how many simulations (``runs``) and what
-    the points used took to compute (``points``, ``points_timed``, ``point_s``).
+    NAP+NAR): one row each with its breakdown. ``execution`` replaces the study's
+    (``shared``: every configuration runs the plan the first one chooses; ``own``).
+    ``threadblocks`` replaces the study's setting for the simulated collectives
+    (``"auto"``: the paper's search, ``"plan"``: the plan's own count, a count; None: the
+    study's); the table's ``attrs`` say which ran (``threadblocks``), how many simulations
+    (``runs``) and what the points used took to compute (``points``, ``points_timed``,
+    ``point_s``).
 
     Without ``run_many`` the search simulates each point when it first needs it, one at a
     time. With it (a runner of many points at once, such as ``run_points`` on a Dask
@@ -90,6 +96,8 @@ def llm_table(
     missing points are run together, and the round that misses none is the result, the
     same table as the one-at-a-time search gives."""
     study = load_study()
+    if execution is not None:
+        study = replace(study, execution=study_execution(execution))
     settings = load_inference_settings()
     hardware = preset if isinstance(preset, Preset) else load_preset(preset)
     sizes = study.quick_sizes if quick else study.collective_sizes
@@ -118,6 +126,7 @@ def llm_table(
     table.attrs["points"] = timer.times.points
     table.attrs["points_timed"] = timer.times.timed
     table.attrs["point_s"] = timer.times.seconds
+    table.attrs["execution"] = study.execution
     return table
 
 
@@ -148,32 +157,40 @@ def _study_rows(
     settings: InferenceSettings,
     rates: Rates,
 ) -> list[dict[str, Any]]:
+    """A row per model, GPU count, phase and configuration: under ``study.execution``
+    ``shared`` the first configuration's chosen plan priced under each configuration's
+    collectives, beside each one's own choice (``own_*``); under ``own`` each its own,
+    beside the first's plan (``shared_*``)."""
     rows = []
     for name in models:
         model = load_model(name)
         for n in gpus:
             for phase in phases:
-                reference: Candidate | None = None
+                reference: tuple[Candidate, bool] | None = None
                 for configuration in study.configurations:
-                    chosen, within = best(
-                        model, n, phase, configuration, timer, study, settings, rates
+                    own = best(model, n, phase, configuration, timer, study, settings, rates)
+                    reference = reference or own
+                    pricer = Pricer(model, configuration, timer, settings, rates)
+                    plan = reference[0]
+                    shared = pricer.candidate(plan.parallelism, Step(phase, plan.batch, plan.seq))
+                    # The first's choice holds for the others only as far as it holds for it.
+                    shared_within = reference[1] and not shared.beyond_grid
+                    chosen, within, other = (
+                        (shared, shared_within, own[0])
+                        if study.execution == "shared"
+                        else (own[0], own[1], shared)
                     )
-                    reference = reference or chosen
                     row = candidate_row(name, n, phase, configuration, chosen)
                     row["within_grid"] = within
                     if model.moe is None:
                         row["ep"] = 1  # a dense model has no experts to spread
                     # The first configuration's step priced under this one: the same
                     # collectives, so their speedup is not mixed with a change of cut.
-                    same = step_breakdown(
-                        model,
-                        Step(phase, reference.batch, reference.seq),
-                        reference.parallelism,
-                        settings,
-                        rates,
-                        lambda kind, size, g, c=configuration: timer.time(kind, size, g, c),
-                    )
-                    row["reference_communication_ms"] = ps_to_ms(same.communication_ps)
+                    row["reference_communication_ms"] = ps_to_ms(shared.breakdown.communication_ps)
+                    row["execution"] = study.execution
+                    prefix = "own" if study.execution == "shared" else "shared"
+                    row[f"{prefix}_time_ms"] = ps_to_ms(other.breakdown.total_ps)
+                    row[f"{prefix}_compute_ms"] = ps_to_ms(other.breakdown.compute_ps)
                     rows.append(row)
     return rows
 
@@ -218,10 +235,16 @@ def fig15_table(
     return table
 
 
+# Rounding room for the Amdahl check (a fraction of the step time).
+AMDAHL_SLACK = 1e-9
+
+
 def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per phase: geometric-mean and largest reduction of the step time (TTFT, TPOT) under
-    NAP+NAR against UA, each with its own chosen configuration, and the geometric-mean
-    speedup of the collectives of UA's chosen step under NAP+NAR."""
+    NAP+NAR against UA, as the table chose their plans (``execution``), how many steps
+    gain more than their communication's share of UA's time (``beyond_amdahl``), the same
+    reductions with the plans chosen the other way, and the geometric-mean speedup of the
+    collectives of UA's chosen step under NAP+NAR."""
     keys = ["model", "gpus", "phase"]
     ua = table[table.configuration == "UA"].set_index(keys)
     nap = table[table.configuration == "NAP+NAR"].set_index(keys)
@@ -234,16 +257,24 @@ def fig15_summary(table: pd.DataFrame) -> pd.DataFrame:
         # UA's chosen step under both configurations (where it communicates at all)
         moving = a.communication_ms > 0
         comm = a.communication_ms[moving] / b.reference_communication_ms[moving]
+        # Amdahl's law: with compute unchanged no step gains more than its communication.
+        share = (a.communication_ms / a.time_ms).to_numpy()
         row: dict[str, Any] = {
             "phase": phase,
             "metric": "TTFT" if phase == "prefill" else "TPOT",
             "points": len(ratio),
             "geomean_reduction": 1 - float(np.exp(np.log(ratio).mean())),
             "max_reduction": 1 - float(ratio.min()),
+            "beyond_amdahl": int((1 - ratio > share + AMDAHL_SLACK).sum()),
             "collective_speedup_geomean": float(np.exp(np.log(comm.to_numpy()).mean()))
             if len(comm)
             else float("nan"),
         }
+        other = "own" if "own_time_ms" in table else "shared" if "shared_time_ms" in table else ""
+        if other:  # the other way of choosing the plan, beside it
+            mine = (b[f"{other}_time_ms"] / a[f"{other}_time_ms"]).to_numpy()
+            row[f"{other}_geomean_reduction"] = 1 - float(np.exp(np.log(mine).mean()))
+            row[f"{other}_max_reduction"] = 1 - float(mine.min())
         if "within_grid" in table:
             # choices (of either configuration) that could change were the collectives
             # beyond the simulated grid simulated rather than extrapolated
