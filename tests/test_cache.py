@@ -213,3 +213,19 @@ def test_only_a_point_that_may_run_on_the_flow_engine_keys_on_its_revision(monke
     monkeypatch.setattr(flow_engine, "revision", flow_engine.revision + 1)
     assert all(point_key(p, PRESET) == before[p] for p in packet_only)
     assert all(point_key(p, PRESET) != before[p] for p in flow)
+
+
+def test_a_point_auto_chooses_the_engine_of_keys_on_the_engines_thresholds(monkeypatch):
+    """A change of the packet engine's ``auto`` threshold could move a point to the flow
+    engine: every point ``auto`` decides misses, and one that names its engine keeps."""
+    from nunasim.engine.base import ENGINES
+
+    decided = [BASE, replace(BASE, threadblocks="auto"), replace(BASE, size=1_000_000_000)]
+    named = [replace(BASE, engine="packet"), replace(BASE, engine="flow")]
+    before = {p: point_key(p, PRESET) for p in decided + named}
+    packet = ENGINES["packet"]
+    monkeypatch.setattr(packet, "auto_messages", packet.auto_messages // 2)
+    assert all(point_key(p, PRESET) != before[p] for p in decided)
+    assert all(point_key(p, PRESET) == before[p] for p in named)
+    monkeypatch.undo()
+    assert all(point_key(p, PRESET) == before[p] for p in decided + named)

@@ -5,9 +5,11 @@ pod, the plan (a built-in's name with the point's GPUs and threadblocks, or a pl
 bytes), and every other field of the point (size, configuration and granularity, seed,
 layout, background GEMM, the search, and any field a later version adds, but for a field
 added later at the value every earlier point had: ``KEY_NEUTRAL``), with the package version and
-the engines' shared model revision (``nunasim.engine.MODEL_REVISION``), and the own
+the engines' shared model revision (``nunasim.engine.MODEL_REVISION``), the own
 ``revision`` of every engine the point may run on (``experiments.engines``; a revision of
-0, the shared model's, is left out, as keys had it before engines had their own).
+0, the shared model's, is left out, as keys had it before engines had their own), and, for
+a point whose engine ``auto`` chooses, every engine's ``auto`` threshold that differs from
+``AUTO_LIMITS_KEYED``.
 Changing any of them misses the cache; nothing is ever looked up by a name alone.
 
 Each entry is written whole or not at all (a temporary file moved into place), so a sweep
@@ -31,6 +33,8 @@ import numpy as np
 from nunasim import __version__
 from nunasim.collectives.builtins import is_builtin_name
 from nunasim.engine import MODEL_REVISION
+from nunasim.engine.base import AUTO, ENGINES
+from nunasim.engine.flow.backend import ANY_SIZE
 from nunasim.errors import ConfigError, NunasimWarning
 from nunasim.experiments.cache_entries import (
     ENTRY_FORMAT,
@@ -52,6 +56,14 @@ SHIPPED_FOLDER = "results"
 # point meant before: at that value a field is left out of the key, so those entries stay
 # hits; at any other it is part of it.
 KEY_NEUTRAL: dict[str, object] = {"search": "staged"}
+# The engines' ``auto`` thresholds when points began to be keyed by them: a point that
+# lets ``auto`` choose its engine keys on every threshold that differs from these, so a
+# change of one misses the points it could have moved to another engine.
+AUTO_LIMITS_KEYED: dict[str, int | None] = {
+    "packet": 4_000_000,
+    "flow": ANY_SIZE,
+    "analytic": None,
+}
 
 
 def default_cache_dir() -> Path:
@@ -83,6 +95,11 @@ def point_key(point: Any, preset: Preset) -> str:
     for engine in point_engines(point, preset):
         if engine.revision:
             content[engine.name] = str(engine.revision)
+    if point.engine == AUTO:  # the thresholds ``auto`` chooses the engine by
+        for name in ENGINES:
+            limit = ENGINES[name].auto_messages
+            if limit != AUTO_LIMITS_KEYED.get(name):
+                content[f"{name}_auto_messages"] = repr(limit)
     for field in fields(point):
         value = getattr(point, field.name)
         if field.name in KEY_NEUTRAL and value == KEY_NEUTRAL[field.name]:
