@@ -50,9 +50,14 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
 
     outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     bar.close()
+    paper = {
+        str(row.config): (float(row.paper_mean_ns), float(row.paper_max_ns))
+        for row in outcome.table.dropna(subset=["paper_mean_ns", "paper_max_ns"]).itertuples()
+    }
     figure = draw_latency_histograms(
         {config: result.stores for config, result in outcome.results.items()},
         f"One-way remote store latency, {plan_name} at {format_size(nbytes)} ({preset.name})",
+        paper,
     )
     with output_folder(out_dir) as folder:  # made only once the runs succeeded
         save_figure(figure, folder / "fig10.png")

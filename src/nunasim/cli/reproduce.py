@@ -66,7 +66,7 @@ def write_figure(
     ]
     title = f"{outcome.title} ({preset}{', quick grid' if outcome.quick else ''})"
     if name == "fig10":
-        picture = draw_fig10(outcome.stores, title)
+        picture = draw_fig10(outcome.stores, title, outcome.table)
     elif name == "fig15":
         # the summary is the figure's table; the bars are drawn from every model's choice
         choices = outcome.stores["choices"]

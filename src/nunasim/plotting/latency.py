@@ -1,9 +1,14 @@
-"""Fig. 10-style histograms of one-way remote-store latency, one panel per configuration.
+"""Fig. 10-style histograms of one-way remote-store latency, one panel per configuration,
+with the mean and maximum marked (and the paper's, when given) and a legend that says
+which line is which.
 
-Reads the ``stores`` tables of SimResults (column ``latency_ps``) only.
+Reads the ``stores`` tables of SimResults (column ``latency_ps``) only, and the paper's
+figures as numbers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -12,10 +17,19 @@ from matplotlib.figure import Figure
 from nunasim.units import ps_to_ns
 
 
-def draw_latency_histograms(stores: dict[str, pd.DataFrame], title: str) -> Figure:
+def draw_latency_histograms(
+    stores: dict[str, pd.DataFrame],
+    title: str,
+    paper: Mapping[str, tuple[float, float]] | None = None,
+) -> Figure:
+    """``paper``: per configuration, the paper's mean and maximum (ns), drawn in grey."""
+    paper = paper or {}
     labels = list(stores)
     latencies = {k: ps_to_ns(stores[k]["latency_ps"].to_numpy()) for k in labels}
     everything = np.concatenate([v for v in latencies.values() if len(v)]) if labels else []
+    marks = [x for label in labels for x in paper.get(label, ())]
+    if len(everything) and marks:
+        everything = np.concatenate([everything, marks])
     low = float(np.floor(min(everything) / 50) * 50) if len(everything) else 0.0
     high = float(np.ceil(max(everything) / 50) * 50) if len(everything) else 1.0
     bins = np.linspace(low, high, 41)
@@ -31,8 +45,13 @@ def draw_latency_histograms(stores: dict[str, pd.DataFrame], title: str) -> Figu
             linewidth=0.3,
         )
         mean, worst = float(values.mean()), float(values.max())
-        ax.axvline(mean, color="black", linestyle="--", linewidth=1)
-        ax.axvline(worst, color="#b02a2a", linestyle=":", linewidth=1)
+        ax.axvline(mean, color="black", linestyle="--", linewidth=1, label="mean")
+        ax.axvline(worst, color="#b02a2a", linestyle=":", linewidth=1.2, label="maximum")
+        if label in paper:
+            paper_mean, paper_max = paper[label]
+            ax.axvline(paper_mean, color="grey", linestyle="--", linewidth=1, label="paper's mean")
+            ax.axvline(paper_max, color="grey", linestyle=":", linewidth=1.2, label="paper's max")
+        ax.legend(fontsize=7, frameon=False, loc="upper right")
         ax.set_title(
             f"({chr(ord('a') + panel)}) {label}: mean {mean:.0f} ns, max {worst:.0f} ns", fontsize=9
         )

@@ -3,12 +3,15 @@ Fig. 2's cumulative distributions of collective sizes."""
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
 PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "sendrecv")
 PHASE_METRIC = {"prefill": "TTFT", "decode": "TPOT"}
+TITLE_CHARS = 110  # Fig. 15's title wraps at this many characters, within its 13 inches
 
 
 def draw_fig15(table: pd.DataFrame, gpus: int) -> Figure:
@@ -75,7 +78,7 @@ def draw_size_cdfs(cdf: pd.DataFrame, title: str) -> Figure:
 def draw_fig15_choices(table: pd.DataFrame, title: str) -> Figure:
     """``draw_fig15`` at the table's largest GPU count (the paper's Fig. 15: 64 GPUs)."""
     figure = draw_fig15(table, gpus=int(table.gpus.max()))
-    figure.suptitle(title)
+    figure.suptitle("\n".join(textwrap.wrap(title, TITLE_CHARS)))
     figure.tight_layout()
     return figure
 
