@@ -126,7 +126,9 @@ class _Placer:
         for group in logical_allocation(sets, self.grouping):
             nar = (nar + 1) % self.granularity  # Algorithm 1, line 12: round-robin domains
             for gpu, tb in group.members:
-                demand = tb_demand(plan, gpu, tb, self.lines_per_chunk, socket.outstanding_requests)
+                demand = tb_demand(
+                    plan, gpu, tb, self.chunk_bytes, socket.line_bytes, socket.outstanding_requests
+                )
                 cu = self.cus[gpu].choose(cu_orders[nar], demand)
                 self.tb_cu[gpu][tb] = cu
                 self.tb_domain[gpu][tb] = nar
@@ -166,7 +168,9 @@ class _Placer:
                     stacks = provisional.chunk_stacks(owner, Buffer(buffer), chunk_id)
                     weight += np.bincount(stacks, minlength=len(socket.stacks))
                 cost = (router_cost_base @ weight)[self.cu_routers]
-                demand = tb_demand(plan, gpu, tb, self.lines_per_chunk, socket.outstanding_requests)
+                demand = tb_demand(
+                    plan, gpu, tb, self.chunk_bytes, socket.line_bytes, socket.outstanding_requests
+                )
                 self.tb_cu[gpu][tb] = self.cus[gpu].choose(_order_by(cost), demand)
 
     # --- result -----------------------------------------------------------------------

@@ -229,3 +229,18 @@ def test_a_point_auto_chooses_the_engine_of_keys_on_the_engines_thresholds(monke
     assert all(point_key(p, PRESET) == before[p] for p in named)
     monkeypatch.undo()
     assert all(point_key(p, PRESET) == before[p] for p in decided + named)
+
+
+def test_a_plan_in_a_data_polled_protocol_keys_on_the_cu_demand_rule(monkeypatch):
+    """Placement charges a CU a step's wire lines: points of LL plans, whose placements
+    that changed, key on the rule (and miss what was cached before it); Simple plans' keys
+    are as they were."""
+    import nunasim.experiments.cache as cache_module
+    from nunasim.collectives.builtins import builtin_plan
+
+    ll = replace(BASE, plan="allgather:direct:gpus=8:proto=LL")
+    keys = point_key(ll, PRESET), point_key(BASE, PRESET)
+    simple = builtin_plan("allgather", gpus=8)
+    monkeypatch.setattr(cache_module, "point_plan", lambda point: simple)
+    assert point_key(ll, PRESET) != keys[0]  # only the rule's entry separates them
+    assert point_key(BASE, PRESET) == keys[1]

@@ -43,7 +43,7 @@ from nunasim.experiments.cache_entries import (
     is_entry_name,
     read_entry,
 )
-from nunasim.experiments.engines import point_engines
+from nunasim.experiments.engines import point_engines, point_plan
 from nunasim.io.files import check_output_folder, write_atomically
 
 if TYPE_CHECKING:
@@ -107,6 +107,9 @@ def point_key(point: Any, preset: Preset) -> str:
         content[field.name] = repr(value)
     if not is_builtin_name(point.plan):
         content["plan_bytes"] = _file_digest(Path(point.plan))
+    if any(protocol.data_polled for protocol in point_plan(point).protocols):
+        # Placement charges a CU a step's wire lines (twice LL's data lines) since then.
+        content["cu_demand"] = "wire lines"
     text = json.dumps(content, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

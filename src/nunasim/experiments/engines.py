@@ -56,6 +56,13 @@ def search_messages_bound(plan: Plan, size: int, preset: Preset) -> int:
     return lines + (accesses + len(plan.transfers)) * factor
 
 
+def point_plan(point: Any) -> Plan:
+    """The plan of a sweep point (of a search, its plan at one threadblock per peer: every
+    count's has the same transfers' protocols)."""
+    count = point.threadblocks if isinstance(point.threadblocks, int) else None
+    return _plan(point.plan, point.gpus, count)
+
+
 def _plan(name: str, gpus: int | None, threadblocks: int | None) -> Plan:
     return _builtin(name, gpus, threadblocks) if is_builtin_name(name) else load_plan(name)
 

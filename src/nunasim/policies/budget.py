@@ -3,7 +3,9 @@
 - A CU's budget is its outstanding-request window. A threadblock's demand is the lines of
   its largest step (steps run one after another, so that is the most it can have in flight),
   capped at the window: a threadblock that moves more than a window's worth fills a CU. A
-  CU also holds at most the socket's ``threadblocks_per_cu`` threadblocks at once.
+  step's lines are its chunks' lines in the wire format it sends them in (``step_lines``):
+  under LL a line carries half the data, so a step moves twice the lines it would under
+  Simple. A CU also holds at most the socket's ``threadblocks_per_cu`` threadblocks at once.
 - A stack's budget is the bandwidth-delay product of its access path in lines: the data it
   can have in flight before it saturates. Everything a stack serves crosses one of its
   router's mesh links as well as the stack itself, and a link (833 GB/s on the paper's
@@ -27,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Plan, Protocol, Step
 from nunasim.hardware import Socket
 from nunasim.units import ps_to_s
 
@@ -72,6 +74,10 @@ class Budget:
         return pick
 
 
+# A line every wire format fills with whole words, to compare their data per line by.
+WORD_LINE = 128
+
+
 def cu_budget(socket: Socket) -> Budget:
     return Budget(np.full(socket.cus, socket.outstanding_requests), socket.threadblocks_per_cu)
 
@@ -89,7 +95,19 @@ def stack_budget(socket: Socket) -> Budget:
     return Budget(np.array(per_stack))
 
 
-def tb_demand(plan: Plan, gpu: int, tb: int, lines_per_chunk: int, window: int) -> int:
+def tb_demand(plan: Plan, gpu: int, tb: int, chunk_bytes: int, line_bytes: int, window: int) -> int:
     steps = plan.gpus[gpu].threadblocks[tb].steps
-    largest = max((step.count for step in steps), default=0)
-    return max(1, min(window, largest * lines_per_chunk))
+    largest = max((step_lines(plan, s, chunk_bytes, line_bytes) for s in steps), default=0)
+    return max(1, min(window, largest))
+
+
+def step_protocol(plan: Plan, step: Step) -> Protocol:
+    """The wire format a step's data travels in: that of its data transfers (the one with
+    the least data a line, if they differ), Simple when it sends none."""
+    protocols = [plan.transfers[t].protocol for t in step.sends if plan.transfers[t].dst]
+    return min(protocols, key=lambda p: p.data_bytes_per_line(WORD_LINE), default=Protocol.SIMPLE)
+
+
+def step_lines(plan: Plan, step: Step, chunk_bytes: int, line_bytes: int) -> int:
+    """The lines a step moves: its chunks in its wire format (``step_protocol``)."""
+    return step.count * step_protocol(plan, step).lines(chunk_bytes, line_bytes)

@@ -15,8 +15,9 @@ import numpy as np
 
 from nunasim.collectives.access import AccessSet, access_sets
 from nunasim.collectives.per_plan import PerPlan
-from nunasim.collectives.plan import Plan
+from nunasim.collectives.plan import Plan, Protocol
 from nunasim.mapping.placement import BUFFERS
+from nunasim.policies.budget import step_protocol
 from nunasim.policies.logical import logical_allocation
 
 BUFFER_INDEX = {str(b): i for i, b in enumerate(BUFFERS)}
@@ -38,7 +39,9 @@ class Processing(NamedTuple):
 @dataclass(eq=False)
 class PlanFacts:
     sets: dict[tuple[int, int], AccessSet]
-    largest: list[np.ndarray]  # per GPU, per threadblock: chunks its largest step moves
+    # per GPU, per threadblock, per protocol (``PROTOCOL_ORDER``): chunks its largest step
+    # in that wire format moves
+    largest: list[np.ndarray]
     _orders: dict[str, Processing] = field(default_factory=dict)
 
     def processing(self, grouping: str) -> Processing:
@@ -62,11 +65,18 @@ class PlanFacts:
             )
         return self._orders[grouping]
 
-    def demands(self, lines_per_chunk: int, window: int) -> list[np.ndarray]:
+    def demands(self, chunk_bytes: int, line_bytes: int, window: int) -> list[np.ndarray]:
         """Per GPU, each threadblock's CU demand (``budget.tb_demand``): the lines of its
-        largest step, capped at the window, at least one."""
-        return [np.maximum(1, np.minimum(window, x * lines_per_chunk)) for x in self.largest]
+        largest step in its wire format, capped at the window, at least one."""
+        per_chunk = np.array([p.lines(chunk_bytes, line_bytes) for p in PROTOCOL_ORDER])
+        return [
+            np.maximum(1, np.minimum(window, (x * per_chunk).max(axis=1, initial=0)))
+            for x in self.largest
+        ]
 
+
+# The wire formats, in the order ``PlanFacts.largest`` counts them.
+PROTOCOL_ORDER = tuple(Protocol)
 
 _FACTS: PerPlan[PlanFacts] = PerPlan()
 
@@ -77,10 +87,13 @@ def plan_facts(plan: Plan) -> PlanFacts:
 
 
 def _facts(plan: Plan) -> PlanFacts:
-    largest = [
-        np.array(
-            [max((s.count for s in tb.steps), default=0) for tb in p.threadblocks], dtype=np.int64
-        )
-        for p in plan.gpus
-    ]
+    index = {protocol: i for i, protocol in enumerate(PROTOCOL_ORDER)}
+    largest = []
+    for program in plan.gpus:
+        counts = np.zeros((len(program.threadblocks), len(PROTOCOL_ORDER)), dtype=np.int64)
+        for t, tb in enumerate(program.threadblocks):
+            for step in tb.steps:
+                q = index[step_protocol(plan, step)]
+                counts[t, q] = max(counts[t, q], step.count)
+        largest.append(counts)
     return PlanFacts(access_sets(plan), largest)

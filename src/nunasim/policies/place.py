@@ -163,7 +163,9 @@ class _Placer:
         """Run ``assign_threadblocks`` over the threadblocks of ``order``, each choosing
         among the CUs of its row of ``cu_orders``, and with ``place_pages`` placing the
         chunks it touches."""
-        demands = self.facts.demands(self.lines_per_chunk, self.socket.outstanding_requests)
+        demands = self.facts.demands(
+            self.chunk_bytes, self.socket.line_bytes, self.socket.outstanding_requests
+        )
         demand = np.concatenate(demands)[np.cumsum([0, *map(len, demands)])[order.gpu] + order.tb]
         tb_cu = np.empty(len(order.gpu), dtype=np.int64)
         if place_pages:

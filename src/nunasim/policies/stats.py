@@ -50,7 +50,7 @@ def placement_stats(plan: Plan, placement: Placement) -> PlacementStats:
         budget = cu_budget(socket)
         for tb, cu in enumerate(gpu.tb_cu):
             budget.used[cu] += tb_demand(
-                plan, g, tb, placement.lines_per_chunk, socket.outstanding_requests
+                plan, g, tb, placement.chunk_bytes, socket.line_bytes, socket.outstanding_requests
             )
         cu_use = max(cu_use, float((budget.used / budget.capacity).max()))
         cus_used += len(set(gpu.tb_cu.tolist()))
