@@ -26,7 +26,7 @@ GRID = {
 @pytest.mark.slow  # starting a cluster, and compiling the engine in each worker, takes a while
 def test_a_local_cluster_gives_the_serial_table(tmp_path):
     serial = sweep(GRID)
-    cache = ResultCache(tmp_path)
+    cache = ResultCache(tmp_path, shipped=False)  # every point run and stored, none shipped
     on_dask = sweep(GRID, workers=2, cache=cache)
     pd.testing.assert_frame_equal(
         serial.drop(columns=list(TIMING_COLUMNS)), on_dask.drop(columns=list(TIMING_COLUMNS))
