@@ -301,3 +301,26 @@ def test_ua_pages_go_round_the_stacks_in_the_interleave_order(interleave):
         for region in placement.gpus[0].buffers[buffer].region:
             assert regions[region].stack == order[counter % len(order)]
             counter += 1
+
+
+def test_the_die_even_numa_reading_spreads_each_dies_threadblocks_as_ua_does():
+    """Section 3.3's other reading: a threadblock on the die holding most of its data, the
+    die's threadblocks then dispatched over the die one router at a time."""
+    from nunasim.policies.place import place
+
+    pod = load_preset("nextgen-4die").fit(8).pod
+    socket = pod.socket
+    plan = builtin_plan("allgather", gpus=8, tbs=56)
+    even = place(plan, 1_000_000, pod, "NUMA+NAR", 1, numa_reading="die-even")
+    first = place(plan, 1_000_000, pod, "NUMA+NAR", 1)
+    for gpu in range(8):
+        cus = even.gpus[gpu].tb_cu
+        routers = [socket.cu_router(int(cu)) for cu in cus]
+        by_die: dict[int, list[int]] = {}
+        for router in routers:
+            by_die.setdefault(socket.die_of_router[router], []).append(router)
+        for die_routers in by_die.values():  # no router twice before every router once
+            assert len(set(die_routers)) == min(len(die_routers), 36)
+    assert not (even.gpus[0].tb_cu == first.gpus[0].tb_cu).all()  # threadblocks move
+    with pytest.raises(ConfigError, match="unknown NUMA reading 'mine'"):
+        place(plan, 1_000_000, pod, "NUMA+NAR", 1, numa_reading="mine")

@@ -62,7 +62,7 @@ from nunasim.policies.assign import (
 )
 from nunasim.policies.budget import cu_budget, stack_budget
 from nunasim.policies.configurations import configuration, uses_domains
-from nunasim.policies.dispatch import ua_cus
+from nunasim.policies.dispatch import die_orders, ua_cus
 from nunasim.policies.estimate import estimate_ps
 from nunasim.policies.facts import BUFFER_INDEX, PlanFacts, Processing, plan_facts
 from nunasim.policies.logical import GROUPINGS
@@ -97,8 +97,10 @@ class _Placer:
         seed: int,
         grouping: str,
         layout: str,
+        numa_reading: str = "first-fit",
     ) -> None:
         self.plan, self.pod, self.config, self.seed = plan, pod, config, seed
+        self.numa_reading = numa_reading
         self.grouping = grouping
         self.socket = socket = pod.socket
         self.granularity = granularity
@@ -252,10 +254,34 @@ class _Placer:
             region_columns(self.amap).stack,
             hits,
         )
+        if self.numa_reading == "die-even":
+            self._numa_die_even(order, hits)
+            return
         weight = hits.astype(np.float64)
         distinct, row = np.unique(weight, axis=0, return_inverse=True)
         cost = (router_cost_base @ distinct.T).T[:, self.cu_routers]  # [distinct, cu]
         self._assign(order, row.reshape(-1), _order_by(cost))
+
+    def _numa_die_even(self, order: Processing, hits: np.ndarray) -> None:
+        """Section 3.3's other reading of the NUMA proxy: a threadblock goes to the die that
+        holds most of its local lines, and each die's threadblocks are dispatched over the
+        die as UA dispatches them (``dispatch.die_orders``, one CU per router per pass)."""
+        socket = self.socket
+        die_of_stack = np.array([socket.die_of_router[r] for r in self.stack_routers])
+        per_die = np.zeros((hits.shape[0], len(socket.dies)), dtype=np.int64)
+        for stack, die in enumerate(die_of_stack):
+            per_die[:, die] += hits[:, stack]
+        orders = die_orders(socket, np.random.default_rng(self.seed))
+        has_cus = np.array([bool(o) for o in orders])
+        per_die[:, ~has_cus] = -1  # a die without compute units takes none
+        chosen = per_die.argmax(axis=1)  # the first such die among equals
+        for g in range(self.plan.ngpus):
+            received = [0] * len(orders)
+            for i in np.nonzero(order.gpu == g)[0]:
+                die = int(chosen[i])
+                cus = orders[die]
+                self.tb_cu[g][order.tb[i]] = cus[received[die] % len(cus)]
+                received[die] += 1
 
     # --- result -----------------------------------------------------------------------
 
@@ -340,6 +366,9 @@ class _Placer:
         return self.result()
 
 
+# Readings of section 3.3's NUMA proxy (``place``'s ``numa_reading``).
+NUMA_READINGS = ("first-fit", "die-even")
+
 # The finest granularity ``auto`` tries unless asked for finer: the paper evaluates 2 to 12
 # NAR domains (section 6.5), the fine end being one domain per edge router of its system.
 AUTO_MAX_DOMAINS = 12
@@ -359,6 +388,7 @@ def place(
     grouping: str = "all",
     layout: str = "aligned",
     finest: int = AUTO_MAX_DOMAINS,
+    numa_reading: str = "first-fit",
 ) -> Placement:
     """Place ``plan`` at collective size ``size`` on ``pod`` under ``config``.
 
@@ -368,7 +398,14 @@ def place(
     NAR nor NAP ignore it. ``grouping`` picks the chunks that form logical groups
     (``logical.py``); ``layout`` how chunks sit in pages (``BufferLayout``). The result is a
     pure function of its arguments; ``seed`` sets UA's dispatch order inside each die.
+    ``numa_reading``: how the NUMA proxy places threadblocks (``NUMA_READINGS``):
+    ``first-fit``, the first CU with budget by distance to the data (the configurations'),
+    or ``die-even``, the die holding most of the data, dispatched over it as UA does.
     """
+    if numa_reading not in NUMA_READINGS:
+        raise ConfigError(
+            f"unknown NUMA reading {numa_reading!r} (known: {', '.join(NUMA_READINGS)})"
+        )
     if grouping not in GROUPINGS:
         raise ConfigError(f"unknown grouping {grouping!r} (known: {', '.join(GROUPINGS)})")
     if layout not in LAYOUTS:
@@ -379,7 +416,7 @@ def place(
         raise ConfigError(f"the plan needs {plan.ngpus} GPUs but the pod has {pod.sockets} sockets")
 
     def placed(g: int) -> Placement:
-        return _Placer(plan, size, pod, config, g, seed, grouping, layout).run()
+        return _Placer(plan, size, pod, config, g, seed, grouping, layout, numa_reading).run()
 
     if not uses_domains(config):
         return placed(1)
