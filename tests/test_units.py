@@ -158,3 +158,25 @@ def test_format_memory():
     assert units.format_memory(16 * 10**30) == "1.6e+22 GB"
     assert units.bytes_to_gb(2_500_000_000) == 2.5
     assert units.bytes_to_mb(2_500_000) == 2.5
+
+
+@given(st.integers(0, 10**15))
+def test_format_bytes_reads_back_within_its_three_figures(nbytes):
+    from nunasim.units import format_bytes, parse_size
+
+    text = format_bytes(nbytes)
+    number, unit = text.split(" ")
+    assert unit in ("B", "kB", "MB", "GB", "TB")
+    assert float(number) < 1000 or unit == "TB"
+    assert abs(parse_size(number + unit) - nbytes) <= 0.005 * nbytes + 0.5
+
+
+def test_format_bytes_examples():
+    from nunasim.units import format_bytes
+
+    assert [format_bytes(n) for n in (300, 907_840, 4_194_304, 999_999_999)] == [
+        "300 B",
+        "908 kB",
+        "4.19 MB",
+        "1 GB",
+    ]

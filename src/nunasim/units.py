@@ -120,6 +120,20 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes}B"
 
 
+def format_bytes(nbytes: int) -> str:
+    """A byte count in decimal units to three significant figures, as a reader of sizes
+    wants them side by side: ``"300 B"``, ``"908 kB"``, ``"4.19 MB"``, ``"1 GB"``."""
+    units = ("B", "kB", "MB", "GB", "TB")
+    step = 0
+    while step + 1 < len(units) and abs(nbytes) >= _SIZE_FACTORS[units[step + 1]]:
+        step += 1
+    shown = float(f"{nbytes / _SIZE_FACTORS[units[step]]:.3g}")
+    if abs(shown) >= 1000 and step + 1 < len(units):  # 999,999,999 B rounds to 1 GB
+        step += 1
+        shown = float(f"{nbytes / _SIZE_FACTORS[units[step]]:.3g}")
+    return f"{shown:g} {units[step]}"
+
+
 def bytes_to_mb(nbytes: float) -> float:
     """Decimal megabytes in ``nbytes``."""
     return nbytes / 1e6

@@ -26,7 +26,7 @@ from nunasim.io.presets import load_preset
 from nunasim.policies.configurations import configuration
 from nunasim.policies.stats import placement_stats
 from nunasim.scenario import Configuration, Scenario
-from nunasim.units import format_size
+from nunasim.units import format_bytes, format_size
 
 
 @click.command("place")
@@ -133,5 +133,11 @@ def place_command(
         f"{stats.fallback_chunks} chunks over budget\n"
         f"  ports          busiest (GPU, port) {stats.port_lines_max} lines, mean "
         f"{stats.port_lines_mean:.1f}; per domain {list(stats.domain_lines)}\n"
-        f"  layout         {stats.layout}, {format_size(stats.padding_bytes)} of padding"
+        f"  layout         {stats.layout}, {format_bytes(stats.padding_bytes)} of padding"
     )
+    if stats.fallback_threadblocks or stats.fallback_chunks:
+        click.echo(
+            "  (over budget: Algorithm 1 ran out of room on the nearest CUs or stacks and "
+            "spilled to farther ones, or stacked more on the nearest; what queues there "
+            "shows in `nunasim simulate --resources`; docs/policies.md, Budgets)"
+        )

@@ -8,7 +8,7 @@ import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.experiments.llm_study import size_cdf, trace_table
-from nunasim.units import format_size
+from nunasim.units import format_bytes, format_size
 
 # Thresholds the printed CDF is read at: powers of 4 from 1 kB to 1 GB.
 _THRESHOLDS = tuple(1024 * 4**i for i in range(11))
@@ -35,10 +35,9 @@ def sizes(files: tuple[Path, ...], plot: Path | None) -> None:
         return
     for (source, kind), group in table.groupby(["source", "kind"], sort=False):
         sizes_ = group["size"].sort_values().to_numpy()
-        low, median, high = (format_size(int(sizes_[i])) for i in (0, len(sizes_) // 2, -1))
-        click.echo(
-            f"{source}  {kind}: {len(sizes_)} collectives, min {low}, median {median}, max {high}"
-        )
+        low, median, high = (format_bytes(int(sizes_[i])) for i in (0, len(sizes_) // 2, -1))
+        count = f"{len(sizes_)} collective{'s' if len(sizes_) != 1 else ''}"
+        click.echo(f"{source}  {kind}: {count}, min {low}, median {median}, max {high}")
         shown = [t for t in _THRESHOLDS if sizes_[0] <= t * 4 and t <= sizes_[-1] * 4]
         cdf = "  ".join(f"<={format_size(t)}: {(sizes_ <= t).mean():.2f}" for t in shown)
         click.echo(f"    CDF  {cdf}")
