@@ -188,3 +188,14 @@ def test_simulate_defaults_beat_the_baseline(capsys):
     aware, unaware = json.loads(default), json.loads(baseline)
     assert aware["config"] == "NAP+NAR" and unaware["config"] == "UA"
     assert aware["completion_ns"] < unaware["completion_ns"]
+
+
+def test_a_search_in_a_log_says_it_has_started_and_json_to_a_pipe_stays_quiet(capsys):
+    from cli_run import run
+
+    code, _, err = run(capsys, "simulate", "--size", "4kB", "--gpus", "2", "--config", "UA")
+    assert code == 0
+    first = [line for line in err.splitlines() if line.startswith("simulate: ")]
+    assert first and "(candidate 1)" in first[0] and first[0].endswith(" s")
+    code, out, err = run(capsys, "simulate", "--size", "4kB", "--gpus", "2", "--json")
+    assert code == 0 and out.startswith("{") and "simulate: " not in err

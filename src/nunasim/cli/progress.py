@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
-from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 # Seconds between two plain lines: often enough to see a long sweep move, rarely enough
 # not to flood a log.
@@ -28,6 +31,8 @@ class SweepProgress:
         self.total, self.cached, self.ran = total, cached, 0
         self.started = self.last_line = time.monotonic()
         if sys.stderr.isatty():
+            from tqdm import tqdm  # loaded only when a bar is drawn
+
             self.bar = tqdm(total=total, initial=cached, desc=self.label, unit="point", leave=False)
             self.bar.set_postfix_str(f"{cached} cached")
         else:
@@ -61,3 +66,21 @@ class SweepProgress:
             f"{self.ran} run){left}",
             err=True,
         )
+
+
+class PlainLines:
+    """Progress messages (a search's candidates) as plain lines on stderr for a log: the
+    first at once, then at most one every ``plain_every_s``, each with the time so far."""
+
+    def __init__(self, label: str, plain_every_s: float = PLAIN_EVERY_S) -> None:
+        self.label = label
+        self.plain_every_s = plain_every_s
+        self.started = time.monotonic()
+        self.last_line: float | None = None
+
+    def __call__(self, what: str) -> None:
+        now = time.monotonic()
+        if self.last_line is not None and now - self.last_line < self.plain_every_s:
+            return
+        self.last_line = now
+        click.echo(f"{self.label}: {what}, {now - self.started:.0f} s", err=True)

@@ -22,6 +22,7 @@ from nunasim.cli.options import (
     search_option,
     seed_option,
 )
+from nunasim.cli.progress import PlainLines
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.engine.base import AUTO, ENGINES
 from nunasim.errors import ConfigError
@@ -185,15 +186,19 @@ def simulate_command(
         # would build every candidate first is not worth starting.
         base = point.base_plan()
         ENGINES[engine].admit(base, base.chunk_bytes(point.size), preset.pod.socket)
-    # Progress on a terminal only: the search's candidates, or the run's two phases.
+    # Progress: on a terminal a bar naming the search's candidate and its best so far; in a
+    # log a line at the start and then every PLAIN_EVERY_S; nothing when --json goes to a
+    # pipe (the caller reads the output, not the progress).
     if sys.stderr.isatty():
         from tqdm import tqdm  # not loaded when nothing is shown
 
         bar = tqdm(total=None, desc="placing", leave=False)
         result = run_point(point, preset, bar.set_description, threads)
         bar.close()
-    else:
+    elif as_json and not sys.stdout.isatty():
         result = run_point(point, preset, threads=threads)
+    else:
+        result = run_point(point, preset, PlainLines("simulate"), threads)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod

@@ -59,6 +59,7 @@ from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
 from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
+from nunasim.units import format_time
 
 # The most threadblocks per GPU a search tries: the paper's range (its Fig. 13).
 SEARCH_MAX_THREADBLOCKS_PER_GPU = 1008
@@ -321,8 +322,12 @@ def best_threadblocks(
 
     def attempt(plan: Plan, domains: int | str, rank: int, assumes: Plan | None = None) -> None:
         if progress:
+            settled = len(runs.tried) + len(runs.skipped) + len(runs.cut)
+            best = runs.best[1].completion_ps if runs.best is not None else None
+            so_far = f", best so far {format_time(best)}" if best is not None else ""
             progress(
-                f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} domains"
+                f"{configuration}, {plan.threadblocks_per_gpu[0]} threadblocks, {domains} "
+                f"domains (candidate {settled + len(runs.pending) + 1}{so_far})"
             )
         runs.make_room()
         started = time.thread_time()
