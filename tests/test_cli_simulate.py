@@ -190,12 +190,17 @@ def test_simulate_defaults_beat_the_baseline(capsys):
     assert aware["completion_ns"] < unaware["completion_ns"]
 
 
-def test_a_search_in_a_log_says_it_has_started_and_json_to_a_pipe_stays_quiet(capsys):
+def test_a_search_in_a_log_prints_a_line_now_and_then_and_json_to_a_pipe_none(capsys, monkeypatch):
+    import nunasim.cli.progress as progress
     from cli_run import run
 
     code, _, err = run(capsys, "simulate", "--size", "4kB", "--gpus", "2", "--config", "UA")
-    assert code == 0
-    first = [line for line in err.splitlines() if line.startswith("simulate: ")]
-    assert first and "(candidate 1)" in first[0] and first[0].endswith(" s")
+    assert code == 0 and "simulate: " not in err  # quicker than a line's interval
+    monkeypatch.setattr(progress, "PLAIN_EVERY_S", 0.0)
+    # another size: the search of 4 kB is remembered, and would not run again
+    code, _, err = run(capsys, "simulate", "--size", "8kB", "--gpus", "2", "--config", "UA")
+    lines = [line for line in err.splitlines() if line.startswith("simulate: ")]
+    assert code == 0 and "(candidate 1)" in lines[0] and lines[0].endswith(" s")
+    assert any("best so far" in line for line in lines)
     code, out, err = run(capsys, "simulate", "--size", "4kB", "--gpus", "2", "--json")
     assert code == 0 and out.startswith("{") and "simulate: " not in err

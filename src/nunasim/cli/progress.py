@@ -70,17 +70,18 @@ class SweepProgress:
 
 class PlainLines:
     """Progress messages (a search's candidates) as plain lines on stderr for a log: the
-    first at once, then at most one every ``plain_every_s``, each with the time so far."""
+    first once ``plain_every_s`` (default ``PLAIN_EVERY_S``) have passed, then at most one
+    every ``plain_every_s``, each with the time so far; a run or a refusal quicker than
+    that prints none."""
 
-    def __init__(self, label: str, plain_every_s: float = PLAIN_EVERY_S) -> None:
+    def __init__(self, label: str, plain_every_s: float | None = None) -> None:
         self.label = label
-        self.plain_every_s = plain_every_s
-        self.started = time.monotonic()
-        self.last_line: float | None = None
+        self.plain_every_s = PLAIN_EVERY_S if plain_every_s is None else plain_every_s
+        self.started = self.last_line = time.monotonic()
 
     def __call__(self, what: str) -> None:
         now = time.monotonic()
-        if self.last_line is not None and now - self.last_line < self.plain_every_s:
+        if now - self.last_line < self.plain_every_s:
             return
         self.last_line = now
         click.echo(f"{self.label}: {what}, {now - self.started:.0f} s", err=True)

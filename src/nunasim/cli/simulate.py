@@ -187,8 +187,8 @@ def simulate_command(
         base = point.base_plan()
         ENGINES[engine].admit(base, base.chunk_bytes(point.size), preset.pod.socket)
     # Progress: on a terminal a bar naming the search's candidate and its best so far; in a
-    # log a line at the start and then every PLAIN_EVERY_S; nothing when --json goes to a
-    # pipe (the caller reads the output, not the progress).
+    # log a line every PLAIN_EVERY_S (none for a quicker run); nothing when --json goes to
+    # a pipe (the caller reads the output, not the progress).
     if sys.stderr.isatty():
         from tqdm import tqdm  # not loaded when nothing is shown
 
