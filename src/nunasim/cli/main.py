@@ -35,6 +35,7 @@ COMMANDS = {
     "llm": "nunasim.cli.llm:llm_command",
     "trace": "nunasim.cli.trace:trace",
     "reproduce": "nunasim.cli.reproduce:reproduce_command",
+    "report": "nunasim.cli.report:report_command",
     "tune": "nunasim.cli.tune:tune_command",
     "cache": "nunasim.cli.cache:cache_group",
 }

@@ -7,10 +7,11 @@ import importlib
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from nunasim import __version__
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import preset_option, search_option
 from nunasim.cli.progress import SweepProgress
@@ -23,6 +24,7 @@ from nunasim.cli.sweep_options import (
 from nunasim.errors import ConfigError
 from nunasim.experiments.figures import FIGURES
 from nunasim.experiments.figures.common import FigureRun
+from nunasim.hardware.summary import summarise
 from nunasim.io.files import check_output, check_output_folder, write_atomically
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
@@ -49,11 +51,12 @@ def write_figure(
     preset: str,
     seconds: float,
     times: PointTimes | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> list[Path]:
     """The figure's files in ``folder``: its table (Parquet and CSV), its picture, the
     paper's claims beside ours (``paper.csv``) and what ran (``run.json``: this run's
-    seconds, and with ``times`` what its sweep's points took to compute, cached ones
-    included)."""
+    seconds and ``parameters``, and with ``times`` what its sweep's points took to
+    compute, cached ones included)."""
     from nunasim.plotting.llm import draw_fig15_choices, draw_size_cdf_table
     from nunasim.plotting.paper_figures import DRAW_TABLE, draw_fig10
 
@@ -85,6 +88,7 @@ def write_figure(
         "quick": outcome.quick,
         "preset": preset,
         "seconds": round(seconds, 1),
+        **(parameters or {}),
     }
     if times is not None:
         meta.update(
@@ -111,6 +115,13 @@ _MARKS = {"holds": "yes", "direction only": "dir", "no": "no", "not measured": "
     default=None,
     help="Write the reproduction report (Markdown) from the tables in --out.",
 )
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write one self-contained HTML page of every figure, claim and table in --out.",
+)
 @preset_option
 @search_option
 @dask_options
@@ -120,6 +131,7 @@ def reproduce_command(
     quick: bool,
     out_dir: Path,
     report: Path | None,
+    html: Path | None,
     preset_name: str,
     scheduler: str | None,
     workers: int | None,
@@ -129,21 +141,31 @@ def reproduce_command(
 ) -> None:
     """Reproduce the paper's result figures: FIGURES are fig9 to fig15, fig2, or all. Each
     writes, under --out, its table, its picture and the paper's claims beside ours."""
-    if not figures and report is None:
+    if not figures and report is None and html is None:
         raise ConfigError(
-            "name the figures to reproduce (fig9 ... fig15, fig2, or all), or --report"
+            "name the figures to reproduce (fig9 ... fig15, fig2, or all), or --report or --html"
         )
     names = figure_names(figures)
     check_output_folder(out_dir)
     if report is not None:
         check_output(report, (".md",), "a report")
+    if html is not None:
+        check_output(html, (".html", ".htm"), "a page")
     options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress, search)
     preset = load_preset(preset_name)
+    parameters = {
+        "search": search,
+        "cache": "none" if no_cache else str(cache_dir or "default"),
+        "nunasim": __version__,
+        "preset_summary": summarise(preset).as_dict(),
+    }
     for name in names:
         started = time.monotonic()
         outcome = importlib.import_module(FIGURES[name]).run(preset, quick, options)
         seconds = time.monotonic() - started
-        write_figure(outcome, out_dir / name, preset.name, seconds, options.times.get(name))
+        write_figure(
+            outcome, out_dir / name, preset.name, seconds, options.times.get(name), parameters
+        )
         click.echo(f"{name}: {outcome.title} ({seconds:.0f} s), in {out_dir / name}")
         for row in outcome.comparison.itertuples():
             mark = _MARKS.get(str(row.verdict).split(" (")[0], "no")
@@ -154,3 +176,8 @@ def reproduce_command(
 
         write_report(out_dir, report)
         click.echo(f"wrote {report}")
+    if html is not None:
+        from nunasim.experiments.html_report import write_html_report
+
+        write_html_report(out_dir, html, f"nunasim reproduction of the paper ({preset.name})")
+        click.echo(f"wrote {html}")

@@ -22,6 +22,7 @@ from nunasim.cli.sweep_options import (
 from nunasim.errors import ConfigError
 from nunasim.experiments.tune import thresholds, tune
 from nunasim.io.files import check_output_folder, write_atomically
+from nunasim.io.nccl_tuner import write_tuner
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
 from nunasim.policies.configurations import CONFIGURATIONS
@@ -53,7 +54,10 @@ def _counts(text: str) -> list[int] | None:
     help="Threadblock counts per GPU to try (with every NAR granularity), or auto: the "
     "shared search.",
 )
-@out_folder_option("tuning", "Folder for tuning.yaml, tuning.json, tuning.csv and tuning.png.")
+@out_folder_option(
+    "tuning",
+    "Folder for tuning.yaml, tuning.json, tuning.csv, tuning.png and nccl_tuner.conf.",
+)
 @search_option
 @dask_options
 @cache_options
@@ -94,6 +98,7 @@ def tune_command(
     write_atomically(out_dir / "tuning.yaml", lambda tmp: tmp.write_text(as_yaml))
     write_atomically(out_dir / "tuning.json", lambda tmp: tmp.write_text(as_json))
     write_table(best, out_dir / "tuning.csv")
+    write_tuner(out_dir / "nccl_tuner.conf", table)
     from nunasim.plotting.tuning import draw_tuning
 
     title = f"Fastest choice per collective and size, {gpus} GPUs ({preset.name})"
@@ -108,4 +113,7 @@ def tune_command(
                 f"  {span:>14}: {r['configuration']:<8} {r['nar_granularity']:>2} domains, "
                 f"{r['threadblocks']:>4} threadblocks per GPU"
             )
-    click.echo(f"wrote {out_dir / 'tuning.yaml'}, tuning.json, tuning.csv and tuning.png")
+    click.echo(
+        f"wrote {out_dir / 'tuning.yaml'}, tuning.json, tuning.csv, tuning.png and "
+        "nccl_tuner.conf (NCCL's example tuner plugin: NCCL_TUNER_CONFIG_FILE)"
+    )

@@ -112,6 +112,22 @@ MAX_POD_THREADBLOCKS = 1 << 16  # over the whole pod, all GPUs together
 MAX_CHUNKS = 1 << 16  # per GPU's share of the collective
 
 
+def builtin_parts(name: str) -> tuple[str, str, Protocol]:
+    """The collective, algorithm and protocol a built-in's name says (``"allreduce:ring"``:
+    allreduce, ring, Simple; ``"allgather:proto=LL"``: allgather, direct, LL)."""
+    key, parts = _split(name)
+    if key not in ALGORITHMS:
+        known = ", ".join(ALGORITHMS)
+        raise ConfigError(f"unknown built-in plan {key!r} (known: {known})", source=name)
+    protocol = Protocol.SIMPLE
+    for part in parts:
+        k, _, v = part.partition("=")
+        if k == "proto":
+            protocol = _protocol(name, v)
+    collective, algorithm = key.split(":")
+    return collective, algorithm, protocol
+
+
 def is_builtin_name(text: str) -> bool:
     """Whether ``text`` names a built-in algorithm (its parameters are checked on building)."""
     return _split(text)[0] in ALGORITHMS

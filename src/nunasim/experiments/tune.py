@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from nunasim.collectives.builtins import builtin_parts, is_builtin_name
 from nunasim.experiments.figures.common import best_per_case, with_speedup
 from nunasim.experiments.run_options import RunOptions
 from nunasim.hardware import Preset
@@ -58,7 +59,7 @@ def tune(
         "configuration": candidates(preset, configs, threadblocks),
         "threadblocks": list(threadblocks) if threadblocks else "auto",
     }
-    runs = options.sweep("tune", grid, preset)
+    runs = _named(options.sweep("tune", grid, preset), collectives)
     fastest = best_per_case(runs, [*CASE, "configuration"])
     if "UA" in set(fastest["configuration"]):
         fastest = with_speedup(fastest, CASE, {"configuration": "UA"})
@@ -68,6 +69,17 @@ def tune(
     return best[[*CASE, *CHOICE, "completion_ps", "speedup"]].rename(
         columns={"speedup": "speedup_vs_ua"}
     )
+
+
+def _named(runs: pd.DataFrame, collectives: Sequence[str]) -> pd.DataFrame:
+    """Each run under the name it was asked for (``allgather:ring``), not only its kind
+    (``allgather``): the algorithm and protocol are part of the decision a library reads."""
+    asked = {builtin_parts(name): name for name in collectives if is_builtin_name(name)}
+    labels = [
+        asked.get(builtin_parts(plan), kind) if is_builtin_name(plan) else kind
+        for plan, kind in zip(runs["plan"], runs["collective"], strict=True)
+    ]
+    return runs.assign(collective=labels)
 
 
 def thresholds(best: pd.DataFrame, preset: str, gpus: int) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """A placement as the JSON a runtime could consume (format ``nunasim-placement/1``).
 
 Per GPU: each threadblock's CU and CU mask (a hexadecimal bit mask with the CU's bit set,
-as dispatch APIs take it), and runs of pages of each buffer with the stack, segment and NAR
-domain that back them and the first physical frame of the run in its region. The regions
+and ``hip_cu_mask``, the 32-bit words ``hipExtStreamCreateWithCUMask`` takes), the GPU's
+CUs as an ``HSA_CU_MASK`` list (and the whole pod's ``HSA_CU_MASK`` value at the top), and
+runs of pages of each buffer with the stack, segment and NAR domain that back them and the
+first physical frame of the run in its region. The regions
 list gives each region's base line address (``region << 40``) and the ports its lines may
 leave through, so a driver can map the pages and program the address-to-port hash.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nunasim.io.cu_masks import cu_mask_words, hsa_cu_mask, id_list
 from nunasim.io.files import check_output, write_atomically
 from nunasim.mapping.address import REGION_SHIFT
 from nunasim.mapping.placement import Placement
@@ -24,17 +27,21 @@ def placement_document(placement: Placement, plan_name: str, preset_name: str) -
     amap = placement.address_map
     tbs = threadblock_table(placement)
     pages = page_table(placement)
-    gpus = []
+    total_cus = placement.socket.cus
+    gpus, cus_per_gpu = [], {}
     for g in range(len(placement.gpus)):
         mine = tbs[tbs["gpu"] == g]
+        cus_per_gpu[g] = {int(cu) for cu in mine["cu"]}
         gpus.append(
             {
                 "gpu": g,
+                "cus": id_list(cus_per_gpu[g]) if cus_per_gpu[g] else "",
                 "threadblocks": [
                     {
                         "tb": int(r.tb),
                         "cu": int(r.cu),
                         "cu_mask": hex(1 << int(r.cu)),
+                        "hip_cu_mask": cu_mask_words([int(r.cu)], total_cus),
                         "domain": int(r.domain),
                     }
                     for r in mine.itertuples()
@@ -59,6 +66,8 @@ def placement_document(placement: Placement, plan_name: str, preset_name: str) -
         "page_bytes": placement.socket.page_bytes,
         "line_bytes": placement.socket.line_bytes,
         "seed": placement.seed,
+        "cus_per_gpu": total_cus,
+        "hsa_cu_mask": hsa_cu_mask(cus_per_gpu),
         "regions": [
             {
                 "region": i,
