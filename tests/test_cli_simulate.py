@@ -204,3 +204,20 @@ def test_a_search_in_a_log_prints_a_line_now_and_then_and_json_to_a_pipe_none(ca
     assert any("best so far" in line for line in lines)
     code, out, err = run(capsys, "simulate", "--size", "4kB", "--gpus", "2", "--json")
     assert code == 0 and out.startswith("{") and "simulate: " not in err
+
+
+def test_a_silent_phase_still_prints_a_line_every_interval(capsys):
+    import time
+
+    from nunasim.cli.progress import Heartbeat, PlainLines
+
+    lines = PlainLines("simulate", plain_every_s=0.05)
+    with Heartbeat(lines.tick, every_s=0.01):
+        lines("candidate 1 of 7")
+        time.sleep(0.5)  # one engine run that reports nothing
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) >= 3, err
+    assert err[-1].startswith("simulate: candidate 1 of 7, still running, ")
+    # the thread is gone with the block: nothing more is printed
+    time.sleep(0.1)
+    assert capsys.readouterr().err == ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import file_option, json_option, preset_option, seed_option
+from nunasim.cli.progress import SweepProgress
 from nunasim.engine.noc.run import RATE_UNITS, TRAFFIC_PATTERNS, NocResult, Pattern
 from nunasim.engine.noc.saturation import saturation
 from nunasim.errors import ConfigError
@@ -248,15 +250,24 @@ def _sweep(
     table_path: Path | None,
     plot_path: Path | None,
 ) -> None:
-    def progress(k: int, total: int, r: NocResult) -> None:
-        state = "unstable" if r.saturated else f"latency {r.avg_latency_cycles:.1f}"
-        click.echo(
-            f"noc: point {k}/{total} done (rate {r.rate:g}: accepted "
-            f"{r.accepted_flits_per_node_cycle:.4f}, {state})",
-            err=True,
-        )
+    # As the sweep commands show it: a bar on a terminal, a line every ten seconds in a log,
+    # nothing when --json goes to a pipe (the caller reads the output, not the progress).
+    tracker = None if as_json and not sys.stdout.isatty() else SweepProgress("noc")
 
-    results = sweep(spec, rates, workers, progress)
+    def progress(k: int, total: int, r: NocResult) -> None:
+        if tracker is not None:
+            state = "unstable" if r.saturated else f"latency {r.avg_latency_cycles:.1f}"
+            tracker.advance(
+                f"rate {r.rate:g}, accepted {r.accepted_flits_per_node_cycle:.4f}, {state}"
+            )
+
+    if tracker is not None:
+        tracker.start(len(rates), 0)
+    try:
+        results = sweep(spec, rates, workers, progress)
+    finally:
+        if tracker is not None:
+            tracker.close()
     table = curve_table(results, preset)
     marks = saturation(
         table["offered_flits_per_node_cycle"].to_numpy(),

@@ -4,7 +4,10 @@ a terminal; a plain line now and then when stderr is a file or a pipe (a CI log)
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Callable
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 import click
@@ -72,16 +75,56 @@ class PlainLines:
     """Progress messages (a search's candidates) as plain lines on stderr for a log: the
     first once ``plain_every_s`` (default ``PLAIN_EVERY_S``) have passed, then at most one
     every ``plain_every_s``, each with the time so far; a run or a refusal quicker than
-    that prints none."""
+    that prints none. ``tick`` (from a ``Heartbeat``) prints the last message again when a
+    long phase (one engine run, a preparation) sends none for that long."""
 
     def __init__(self, label: str, plain_every_s: float | None = None) -> None:
         self.label = label
         self.plain_every_s = PLAIN_EVERY_S if plain_every_s is None else plain_every_s
         self.started = self.last_line = time.monotonic()
+        self.last_what = "starting"
+        self.lock = threading.Lock()
 
     def __call__(self, what: str) -> None:
-        now = time.monotonic()
-        if now - self.last_line < self.plain_every_s:
-            return
-        self.last_line = now
-        click.echo(f"{self.label}: {what}, {now - self.started:.0f} s", err=True)
+        self.last_what = what
+        self._line(what)
+
+    def tick(self) -> None:
+        self._line(f"{self.last_what}, still running")
+
+    def _line(self, text: str) -> None:
+        with self.lock:
+            now = time.monotonic()
+            if now - self.last_line < self.plain_every_s:
+                return
+            self.last_line = now
+            click.echo(f"{self.label}: {text}, {now - self.started:.0f} s", err=True)
+
+
+class Heartbeat:
+    """Calls ``beat`` every ``every_s`` seconds from a daemon thread while the ``with``
+    block runs: a bar's clock or a log's line keeps moving through a phase that reports
+    nothing (the compiled loops release the interpreter, so the thread runs beside them)."""
+
+    def __init__(self, beat: Callable[[], object], every_s: float = 1.0) -> None:
+        self.beat = beat
+        self.every_s = every_s
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="nunasim-progress", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every_s):
+            self.beat()
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.stop.set()
+        self.thread.join()

@@ -22,7 +22,7 @@ from nunasim.cli.options import (
     search_option,
     seed_option,
 )
-from nunasim.cli.progress import PlainLines
+from nunasim.cli.progress import Heartbeat, PlainLines
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.engine.base import AUTO, ENGINES
 from nunasim.errors import ConfigError
@@ -193,12 +193,17 @@ def simulate_command(
         from tqdm import tqdm  # not loaded when nothing is shown
 
         bar = tqdm(total=None, desc="placing", leave=False)
-        result = run_point(point, preset, bar.set_description, threads)
-        bar.close()
+        try:
+            with Heartbeat(bar.refresh):  # its clock moves through one long engine run
+                result = run_point(point, preset, bar.set_description, threads)
+        finally:
+            bar.close()
     elif as_json and not sys.stdout.isatty():
         result = run_point(point, preset, threads=threads)
     else:
-        result = run_point(point, preset, PlainLines("simulate"), threads)
+        lines = PlainLines("simulate")
+        with Heartbeat(lines.tick):
+            result = run_point(point, preset, lines, threads)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod

@@ -30,7 +30,7 @@ from nunasim.hardware import Preset
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Configuration, Scenario, as_configuration, check_background
-from nunasim.units import parse_size
+from nunasim.units import format_size, parse_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,7 +100,7 @@ class Point:
     def describe(self) -> str:
         """A short name for progress reports."""
         gpus = "" if self.gpus is None else f", {self.gpus} GPUs"
-        return f"{self.plan} {self.size} B{gpus}, {self.configuration}"
+        return f"{self.plan} {format_size(self.size)}{gpus}, {self.configuration}"
 
 
 def grid_points(grid: Mapping[str, Any]) -> list[Point]:
