@@ -15,12 +15,12 @@ from nunasim.experiments.cache import shipped_folder
 from nunasim.io.nccl_tuner import (
     ALGORITHMS,
     COLLECTIVES,
-    LARGEST,
     MAX_LINE,
     read_tuner,
     tuner_lines,
     tuner_text,
 )
+from nunasim.io.size_ranges import LARGEST
 
 NAMES = ["allgather:ring", "allreduce:ring:proto=LL", "allgather", "alltoall", "reducescatter"]
 

@@ -22,6 +22,7 @@ from nunasim.cli.sweep_options import (
 from nunasim.errors import ConfigError
 from nunasim.experiments.tune import thresholds, tune
 from nunasim.io.files import check_output_folder, write_atomically
+from nunasim.io.mscclpp_selector import write_selector
 from nunasim.io.nccl_tuner import write_tuner
 from nunasim.io.presets import load_preset
 from nunasim.io.results import write_table
@@ -56,7 +57,7 @@ def _counts(text: str) -> list[int] | None:
 )
 @out_folder_option(
     "tuning",
-    "Folder for tuning.yaml, tuning.json, tuning.csv, tuning.png and nccl_tuner.conf.",
+    "Folder for tuning.yaml, .json, .csv, .png, nccl_tuner.conf and mscclpp_selector.json.",
 )
 @search_option
 @dask_options
@@ -99,6 +100,7 @@ def tune_command(
     write_atomically(out_dir / "tuning.json", lambda tmp: tmp.write_text(as_json))
     write_table(best, out_dir / "tuning.csv")
     write_tuner(out_dir / "nccl_tuner.conf", table)
+    write_selector(out_dir / "mscclpp_selector.json", table)
     from nunasim.plotting.tuning import draw_tuning
 
     title = f"Fastest choice per collective and size, {gpus} GPUs ({preset.name})"
@@ -114,6 +116,7 @@ def tune_command(
                 f"{r['threadblocks']:>4} threadblocks per GPU"
             )
     click.echo(
-        f"wrote {out_dir / 'tuning.yaml'}, tuning.json, tuning.csv, tuning.png and "
-        "nccl_tuner.conf (NCCL's example tuner plugin: NCCL_TUNER_CONFIG_FILE)"
+        f"wrote {out_dir / 'tuning.yaml'}, tuning.json, tuning.csv, tuning.png, "
+        "nccl_tuner.conf (NCCL's example tuner plugin: NCCL_TUNER_CONFIG_FILE) and "
+        "mscclpp_selector.json (an MSCCL++ plan selector's rules)"
     )

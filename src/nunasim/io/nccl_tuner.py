@@ -33,6 +33,7 @@ from nunasim.collectives.builtins import builtin_parts
 from nunasim.collectives.plan import Protocol
 from nunasim.errors import ConfigError
 from nunasim.io.files import write_atomically
+from nunasim.io.size_ranges import tiled
 
 FIELDS = (
     "collective_type",
@@ -50,7 +51,6 @@ FIELDS = (
 COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")
 ALGORITHMS = {"ring": "ring"}  # nunasim's algorithm -> NCCL's, where NCCL has it
 PROTOCOLS = {Protocol.SIMPLE: "simple", Protocol.LL: "ll", Protocol.LL128: "ll128"}
-LARGEST = (1 << 64) - 1
 MAX_LINE = 255  # the plugin reads a line into 256 bytes, its newline included
 NOT_RUNNABLE = "#nunasim-not-runnable: "
 
@@ -99,15 +99,12 @@ def why_not_runnable(name: str) -> str | None:
 
 def tuner_lines(table: dict[str, Any]) -> list[TunerLine]:
     """The lines of ``table`` (``experiments.tune.thresholds``): each collective's ranges,
-    widened to tile every size (a library picks the last range starting at or below its
-    size, below the first the first: so each range reaches to the next one's start)."""
+    widened to tile every size (``size_ranges.tiled``)."""
     lines: list[TunerLine] = []
     for name, ranges in table["collectives"].items():
         collective, algorithm, protocol = builtin_parts(name)
         runnable = why_not_runnable(name) is None
-        for i, entry in enumerate(ranges):
-            low = 0 if i == 0 else int(entry["from_bytes"])
-            high = int(ranges[i + 1]["from_bytes"]) - 1 if i + 1 < len(ranges) else LARGEST
+        for low, high, entry in tiled(ranges):
             lines.append(
                 TunerLine(
                     collective,
