@@ -133,3 +133,20 @@ def test_progress_in_a_log_is_plain_lines_with_the_counts(capsys):
         r"fig: 1/3 points \(0 cached, 1 run\), about \d+ s left",
         capsys.readouterr().err.splitlines()[-1],
     )
+    progress.close()
+
+
+def test_progress_in_a_log_goes_on_through_a_long_point(capsys):
+    import time
+
+    from nunasim.cli.progress import SweepProgress
+
+    progress = SweepProgress("llm", plain_every_s=0.05)
+    progress.start(2, 0)
+    time.sleep(1.6)  # a first point that takes minutes, in miniature
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "llm: 0/2 points (0 cached, 0 run)"
+    assert re.fullmatch(r"llm: 0/2 points \(0 cached, 0 run\), 1 s so far", lines[-1]), lines
+    time.sleep(1.2)  # closed: the heartbeat is gone
+    assert capsys.readouterr().err == ""

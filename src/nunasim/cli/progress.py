@@ -29,6 +29,8 @@ class SweepProgress:
         self.bar: tqdm | None = None
         self.total = self.cached = self.ran = 0
         self.started = self.last_line = 0.0
+        self.lock = threading.Lock()
+        self.heartbeat: Heartbeat | None = None
 
     def start(self, total: int, cached: int) -> None:
         self.total, self.cached, self.ran = total, cached, 0
@@ -40,6 +42,9 @@ class SweepProgress:
             self.bar.set_postfix_str(f"{cached} cached")
         else:
             self._line(force=True)
+        # A point can run for minutes: the bar's clock and the log's lines keep moving.
+        if cached < total:
+            self.heartbeat = Heartbeat(self._tick).__enter__()
 
     def advance(self, what: str) -> None:
         self.ran += 1
@@ -50,25 +55,37 @@ class SweepProgress:
             self._line(force=self.ran + self.cached == self.total)
 
     def close(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.__exit__(None, None, None)
+            self.heartbeat = None
         if self.bar is not None:
             self.bar.close()
             self.bar = None
 
+    def _tick(self) -> None:
+        if self.bar is not None:
+            self.bar.refresh()
+        else:
+            self._line()
+
     def _line(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last_line < self.plain_every_s:
-            return
-        self.last_line = now
-        done = self.ran + self.cached
-        left = ""
-        if self.ran and done < self.total:
-            eta = (now - self.started) / self.ran * (self.total - done)
-            left = f", about {eta:.0f} s left"
-        click.echo(
-            f"{self.label}: {done}/{self.total} points ({self.cached} cached, "
-            f"{self.ran} run){left}",
-            err=True,
-        )
+        with self.lock:
+            now = time.monotonic()
+            if not force and now - self.last_line < self.plain_every_s:
+                return
+            self.last_line = now
+            done = self.ran + self.cached
+            left = ""
+            if self.ran and done < self.total:
+                eta = (now - self.started) / self.ran * (self.total - done)
+                left = f", about {eta:.0f} s left"
+            elif done < self.total and now - self.started >= 1:
+                left = f", {now - self.started:.0f} s so far"
+            click.echo(
+                f"{self.label}: {done}/{self.total} points ({self.cached} cached, "
+                f"{self.ran} run){left}",
+                err=True,
+            )
 
 
 class PlainLines:
