@@ -222,3 +222,22 @@ def test_built_plans_kept_are_bounded_by_threadblocks(monkeypatch):
     assert builtin_plan("allgather", gpus=8, tbs=21) is not builtin_plan(
         "allgather", gpus=8, tbs=21
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(ALGORITHMS)),
+    st.integers(2, 6),
+    st.integers(1, 6),
+    st.integers(1, 4),
+)
+def test_the_size_estimate_bounds_every_built_in(key, gpus, tbs, chunks):
+    from nunasim.collectives.plan_admission import builtin_steps
+
+    try:
+        plan = builtin_plan(f"{key}:gpus={gpus}:tbs={tbs}:chunks={chunks}")
+    except ConfigError:
+        return  # a combination the algorithm refuses (ring channels, too few items)
+    steps = sum(len(tb.steps) for g in plan.gpus for tb in g.threadblocks)
+    bound = builtin_steps(ALGORITHMS[key].rounds, gpus, tbs, chunks)
+    assert steps <= bound <= 4 * steps + 4 * gpus * tbs

@@ -83,7 +83,7 @@ def test_trace_sizes_command_exits_2_on_a_bad_file(tmp_path, capsys):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
     assert main(["trace", "sizes", str(bad)]) == 2
-    assert "x.json: not JSON" in capsys.readouterr().err
+    assert "x.json: line 1, column 2: not valid JSON" in capsys.readouterr().err
 
 
 def _varint(value: int) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reprlib
+import unicodedata
 
 # A message quotes at most a prefix of an offending value: a value read from a hostile file
 # can be megabytes long, or (through YAML aliases) exponentially large when walked.
@@ -16,6 +17,27 @@ _SHORT.maxlevel = 3
 def quote(value: object) -> str:
     """``repr(value)``, cut short for a message without walking all of a large value."""
     return _SHORT.repr(value)
+
+
+# Characters a terminal acts on or cannot encode: controls (a newline could forge a
+# "nunasim: error:" line, an escape sequence recolour or clear the screen), format characters
+# (a right-to-left override reorders what follows), line and paragraph separators, and lone
+# surrogates (which no UTF-8 stream, nor matplotlib, can write).
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every unprintable character but those in ``keep`` written as its
+    Python escape (``\\x1b``, ``\\n``, ``\\ud800``), so that a name read from a file prints
+    as one line of plain text."""
+    if text.isprintable():  # the common case, at C speed
+        return text
+    return "".join(
+        c
+        if c in keep or unicodedata.category(c) not in _UNPRINTABLE
+        else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
 
 
 class NunasimError(Exception):

@@ -8,6 +8,7 @@ checker's located message, before anything is placed, run or written.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -15,7 +16,7 @@ from nunasim.collectives.check import prove_once
 from nunasim.collectives.plan import Plan
 from nunasim.engine.base import AUTO, ENGINES, Engine, Job, PreparedRun
 from nunasim.engine.result import RunInfo, SimResult
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 from nunasim.hardware import Pod, Preset
 from nunasim.mapping.placement import Placement
 from nunasim.policies.background import place_gemm
@@ -28,7 +29,7 @@ from nunasim.policies.configurations import (
 )
 from nunasim.policies.place import place
 from nunasim.units import parse_size
-from nunasim.workload import GemmTile
+from nunasim.workload import DTYPE_BYTES, GemmTile
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,29 @@ def as_configuration(
     """``config`` as a Configuration; ``granularity``, when given, replaces its own."""
     if isinstance(config, str):
         config = Configuration.parse(config)
+    elif not isinstance(config, Configuration):
+        raise ConfigError(
+            f"a configuration is a Configuration or a name such as 'NAP+NAR', not {quote(config)}"
+        )
+    if granularity is not None and granularity != "auto":
+        granularity = whole_number("granularity", granularity, at_least=1)
     return config if granularity is None else replace(config, granularity=granularity)
+
+
+def whole_number(what: str, value: object, at_least: int | None = 0) -> int:
+    """``value`` as an int (a NumPy integer too), or the ConfigError the command line's
+    option of that name gives."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ConfigError(f"invalid value for {what}: {quote(value)} is not a valid integer")
+    number = operator.index(value)
+    if at_least is not None and number < at_least:
+        raise ConfigError(f"invalid value for {what}: {number} is not in the range x>={at_least}")
+    return number
 
 
 def check_background(gemm_tiles: int, gemm_tile: GemmTile | None) -> None:
     """Refuse a background GEMM of a negative number of tiles, or of tiles without a shape."""
+    gemm_tiles = whole_number("gemm_tiles", gemm_tiles, at_least=None)
     if gemm_tiles < 0:
         raise ConfigError(f"background GEMM tiles must not be negative; got {gemm_tiles}")
     if gemm_tiles and gemm_tile is None:
@@ -161,7 +180,18 @@ class Scenario:
         gemm_tile: GemmTile | None = None,
         engine: str = AUTO,
     ) -> None:
+        # The command line's checks, for a caller in Python: every argument of its type.
+        if not isinstance(pod, Pod | Preset):
+            raise ConfigError(f"pod is a Preset or a Pod (load_preset gives one), not {quote(pod)}")
+        if not isinstance(plan, Plan):
+            raise ConfigError(
+                f"plan is a Plan (builtin_plan or load_plan gives one), not {quote(plan)}"
+            )
+        if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+            known = ", ".join(DTYPE_BYTES)
+            raise ConfigError(f"unknown data type {quote(dtype)} (known: {known})")
         check_background(gemm_tiles, gemm_tile)
+        gemm_tiles = operator.index(gemm_tiles)
         ENGINES.check(engine, background=gemm_tiles > 0)
         # Frozen: the fields are set once, here, already in their one form.
         fields = {
@@ -169,7 +199,7 @@ class Scenario:
             "plan": plan,
             "size": parse_size(size),
             "configuration": as_configuration(configuration, granularity),
-            "seed": seed,
+            "seed": whole_number("seed", seed),
             "dtype": dtype,
             "grouping": grouping,
             "layout": layout,

@@ -15,6 +15,7 @@ refused rather than guessed at.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from nunasim.errors import ConfigError, quote
@@ -76,7 +77,8 @@ def _number(value: object, what: str) -> float | None:
     """The value itself when it is a plain number, None when it is a string to parse."""
     if isinstance(value, bool):
         raise ConfigError(f"{quote(value)} is not a {what}")
-    if isinstance(value, int | float):
+    # numbers.Real: NumPy's integers and floats too, as a caller's arrays give them.
+    if isinstance(value, numbers.Real):
         if not math.isfinite(value):
             raise ConfigError(f"{quote(value)} is not a finite {what}")
         return float(value)

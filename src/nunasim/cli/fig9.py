@@ -27,6 +27,22 @@ def _list(option: str, text: str) -> list[str]:
     return parts
 
 
+def _unique(option: str, texts: list[str], values: list[object]) -> list:
+    """``values`` (parsed from ``texts``), refusing two that are the same: the table's rows
+    are indexed by them."""
+    first: dict[object, str] = {}
+    for text, value in zip(texts, values, strict=True):
+        if value in first:
+            same = (
+                f"{first[value]!r} twice"
+                if first[value] == text
+                else (f"{first[value]!r} and {text!r}, the same value")
+            )
+            raise ConfigError(f"{option} gives {same}")
+        first[value] = text
+    return values
+
+
 @click.command("fig9")
 @memory_option
 @preset_option
@@ -60,11 +76,15 @@ def fig9_command(
     check_figure_path(png)
     check_table_path(output)
     pod_texts = _list("--gpus", gpus)
-    try:
-        pods = [int(g) for g in pod_texts]
-    except ValueError:
-        raise ConfigError("--gpus takes whole numbers") from None
-    byte_sizes = [parse_size(s) for s in _list("--sizes", sizes)]
+    if not all(g.isascii() and g.isdigit() for g in pod_texts):
+        raise ConfigError("--gpus takes whole numbers")
+    pods = _unique("--gpus", pod_texts, [int(g) for g in pod_texts])
+    size_texts = _list("--sizes", sizes)
+    byte_sizes = _unique("--sizes", size_texts, [parse_size(s) for s in size_texts])
+    collective_names = _list("--collectives", collectives)
+    config_names = _list("--configs", configs)
+    _unique("--collectives", collective_names, collective_names)
+    _unique("--configs", config_names, config_names)
     preset = load_preset(preset_name)
     bar = tqdm(desc="fig9 runs", disable=not sys.stderr.isatty(), leave=False)
 
@@ -74,10 +94,10 @@ def fig9_command(
 
     table = speedup_table(
         preset,
-        _list("--collectives", collectives),
+        collective_names,
         byte_sizes,
         pods,
-        _list("--configs", configs),
+        config_names,
         progress,
     )
     bar.close()

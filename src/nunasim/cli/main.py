@@ -3,8 +3,11 @@ imported only when it runs, so that a command pays only for the libraries it use
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import gc
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -102,11 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     interruption (Ctrl-C, SIGTERM) with 128 + the signal's number, anything unexpected
     with a one-line message and exit status 1; ``--debug`` adds the traceback."""
     session = Session(whole_process=argv is None)
+    if sys.stdout is None:  # started with stdout closed (>&-): click would print nothing
+        message = "error: standard output is closed (>/dev/null discards it)"
+        return _fail(session, message, EXIT_BAD_INPUT)
     previous = _on_termination(_raise_terminated)
     shown = warnings.showwarning
     warnings.showwarning = _show_warning(shown)
     try:
         cli.main(args=argv, prog_name="nunasim", standalone_mode=False, obj=session)
+        sys.stdout.flush()  # here, so that a full stdout fails as any write to it does
     except NunasimError as exc:
         return _fail(session, f"error: {exc}", EXIT_BAD_INPUT)
     except click.exceptions.Abort:
@@ -126,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             EXIT_INTERNAL,
         )
     except Exception as exc:
+        # Output files and inputs turn their OSErrors into located errors: one of these
+        # that reaches here is standard output's (full, or its reader gone).
+        if isinstance(exc, OSError) and exc.errno in _OUTPUT_ERRNOS:
+            return _output_failed(session, exc)
         return _fail(
             session,
             f"internal error: {type(exc).__name__}: {str(exc)[:300]} (rerun with "
@@ -148,6 +159,18 @@ def _show_warning(otherwise: Callable[..., None]) -> Callable[..., None]:
             otherwise(message, category, *args, **kw)
 
     return show
+
+
+_OUTPUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
+
+
+def _output_failed(session: Session, exc: OSError) -> int:
+    # What is still buffered would fail again when Python flushes it at exit.
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if exc.errno == errno.EPIPE:  # `nunasim ... | head`: the reader has all it wanted
+        return 128 + signal.SIGPIPE
+    return _fail(session, f"error: cannot write standard output: {exc.strerror}", EXIT_BAD_INPUT)
 
 
 def _fail(session: Session, message: str, status: int) -> int:

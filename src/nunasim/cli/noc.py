@@ -261,6 +261,8 @@ def _sweep(
                 f"rate {r.rate:g}, accepted {r.accepted_flits_per_node_cycle:.4f}, {state}"
             )
 
+    for rate in rates:  # a refused rate prints its error alone, before any progress
+        spec.check(rate)
     if tracker is not None:
         tracker.start(len(rates), 0)
     try:

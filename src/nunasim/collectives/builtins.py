@@ -22,6 +22,7 @@ has a default:
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 from nunasim.collectives import direct, ring
 from nunasim.collectives.builder import collector_paused
 from nunasim.collectives.plan import Plan, Protocol
+from nunasim.collectives.plan_admission import admit_builtin
 from nunasim.errors import ConfigError
 
 
@@ -40,6 +42,7 @@ class Algorithm:
     default_chunks: Callable[[int, int], int]
     extra: tuple[str, ...] = ()
     summary: str = ""
+    rounds: int = 1  # all-pairs or ring rounds, for the size estimate before building
 
 
 def _per_peer(gpus: int, tbs: int) -> int:
@@ -67,6 +70,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         _per_peer,
         (),
         "direct reduce-scatter, then direct all-gather",
+        rounds=2,
     ),
     "allreduce:onepass": Algorithm(
         direct.allreduce_onepass,
@@ -82,7 +86,12 @@ ALGORITHMS: dict[str, Algorithm] = {
         ring.allgather, lambda g: 1, lambda g, t: t, (), "ring, one channel per threadblock"
     ),
     "allreduce:ring": Algorithm(
-        ring.allreduce, lambda g: 1, lambda g, t: t, (), "ring reduce-scatter then ring all-gather"
+        ring.allreduce,
+        lambda g: 1,
+        lambda g, t: t,
+        (),
+        "ring reduce-scatter then ring all-gather",
+        rounds=2,
     ),
 }
 
@@ -134,11 +143,17 @@ def is_builtin_name(text: str) -> bool:
 
 
 def _integer(name: str, key: str, value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(f"{key}={value!r} is not a whole number", source=name) from None
-    return number
+    # ASCII digits only: int() would also take "١" (an Arabic-Indic one) and "0_1".
+    if not (value.isascii() and value.removeprefix("-").isdigit()):
+        raise ConfigError(f"{key}={value!r} is not a whole number", source=name)
+    return int(value)
+
+
+def _whole(name: str, key: str, value: object) -> int:
+    """A keyword's value from Python: an int or a NumPy integer, not 8.5 or True."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ConfigError(f"{key}={value!r} is not a whole number", source=name)
+    return operator.index(value)
 
 
 def _protocol(name: str, value: str) -> Protocol:
@@ -179,7 +194,7 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
         raise ConfigError(
             f"unknown keyword {unknown[0]!r} (known: {', '.join(keywords)})", source=name
         )
-    params.update({k: v for k, v in overrides.items() if v is not None})
+    params.update({k: _whole(name, k, v) for k, v in overrides.items() if v is not None})
     if "gpus" not in params:
         raise ConfigError("give the number of GPUs: ':gpus=8' or gpus=8", source=name)
     gpus = params["gpus"]
@@ -198,6 +213,7 @@ def builtin_plan(name: str, **overrides: int | None) -> Plan:
         )
     if chunks > MAX_CHUNKS:
         raise ConfigError(f"chunks={chunks} is more than {MAX_CHUNKS:,}", source=name)
+    admit_builtin(name, algorithm.rounds, gpus, tbs, chunks)  # the limits together
     extra = {k: params[k] for k in algorithm.extra if k in params}
     if "inplace" in extra:
         if extra["inplace"] not in (0, 1):

@@ -27,7 +27,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from nunasim.collectives.layout import Location, describe_atom, inputs, outputs
-from nunasim.collectives.plan import Buffer, Chunks, Plan, Step, StepId
+from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, Step, StepId
+from nunasim.collectives.plan_admission import admit_check
 from nunasim.errors import ConfigError
 
 
@@ -393,6 +394,12 @@ def check_postcondition(plan: Plan, memory: _Memory) -> None:
 def check_plan(plan: Plan) -> CheckReport:
     """Prove that ``plan`` is well formed, deadlock-free, race-free and correct."""
     validate_structure(plan)
+    admit_check(
+        plan.source or plan.name,
+        sum(g.input_chunks + g.output_chunks + g.scratch_chunks for g in plan.gpus),
+        sum(t.count for t in plan.transfers),
+        plan.collective in REDUCING,
+    )
     try:
         list(outputs(plan))
     except ValueError as exc:
@@ -407,6 +414,9 @@ def check_plan(plan: Plan) -> CheckReport:
         critical_path_steps=critical_path(plan, order),
     )
 
+
+# Collectives whose chunks hold sets of contributions, which the proof tracks.
+REDUCING = frozenset({Collective.ALLREDUCE, Collective.REDUCESCATTER, Collective.REDUCE})
 
 # Plans proved so far, by object: a sweep runs one plan at many sizes and configurations.
 _PROVED: dict[int, weakref.ref[Plan]] = {}

@@ -17,12 +17,13 @@ engine joins with ``ENGINES.register``: one package and one line.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from nunasim.errors import ConfigError
+from nunasim.errors import ConfigError, quote
 
 if TYPE_CHECKING:
     from nunasim.collectives.plan import Plan
@@ -68,6 +69,13 @@ class PreparedRun:
     def run(self, deadline_ps: int | None = None) -> SimResult | None:
         """The run's result; with ``deadline_ps``, None instead once the run is found to
         complete after that time (it stops there: a search's losing runs cost less)."""
+        if deadline_ps is not None:
+            # The engines take -1 for "no deadline": a caller's -1 must not mean that.
+            if isinstance(deadline_ps, bool) or not hasattr(deadline_ps, "__index__"):
+                raise ConfigError(f"a deadline is picoseconds or None, not {quote(deadline_ps)}")
+            deadline_ps = operator.index(deadline_ps)
+            if deadline_ps < 0:
+                raise ConfigError(f"a deadline must not be negative; got {deadline_ps} ps")
         return self._run(deadline_ps)
 
 

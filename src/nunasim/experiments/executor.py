@@ -121,9 +121,11 @@ def _on_dask(
             n_workers=min(workers, len(todo)),
             threads_per_worker=1,
             processes=True,
-            # Any free port: the scheduler serves HTTP even without a dashboard, and a fixed
-            # port would clash with another cluster on the machine.
-            dashboard_address=":0",
+            # Loopback only: the dashboard answers without authentication, and a port alone
+            # (":0") binds it on every interface. Any free port, since the scheduler serves
+            # HTTP even without a dashboard and a fixed one would clash with another cluster.
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )
         client = Client(cluster)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -135,11 +137,59 @@ def read_text(path: str | Path) -> str:
             f"is larger than {MAX_INPUT_BYTES >> 20} MiB, more than any preset or plan needs",
             source=str(path),
         )
+    return decode_text(data, str(path))
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text, or a ConfigError naming ``source`` and the first bad byte."""
     try:
         return data.decode("utf-8-sig")  # a byte-order mark is allowed
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}): "
             "save it as UTF-8",
-            source=str(path),
+            source=source,
         ) from None
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a regular file of at most ``MAX_INPUT_BYTES``, read without blocking
+    on a FIFO or a device; or a ConfigError that names it and says why not."""
+    source = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError("is a folder, not a file", source=source)
+        if not stat.S_ISREG(mode):
+            # A FIFO would block for ever, a device (/dev/zero) never end.
+            raise ConfigError("is not a regular file", source=source)
+        try:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError(f"is larger than {MAX_INPUT_BYTES >> 20} MiB", source=source)
+    return data
+
+
+def gunzip(data: bytes, source: str) -> bytes:
+    """Every member of a gzip stream, inflated to at most ``MAX_INPUT_BYTES`` (a few MB of
+    zeros inflate to gigabytes)."""
+    out = bytearray()
+    rest = data
+    while rest:
+        inflate = zlib.decompressobj(wbits=31)
+        try:
+            out += inflate.decompress(rest, MAX_INPUT_BYTES + 1 - len(out))
+        except zlib.error as exc:
+            raise ConfigError(f"not a readable gzip file: {exc}", source=source) from None
+        if len(out) > MAX_INPUT_BYTES or inflate.unconsumed_tail:
+            raise ConfigError(f"inflates to more than {MAX_INPUT_BYTES >> 20} MiB", source=source)
+        if not inflate.eof:
+            raise ConfigError("not a readable gzip file: truncated", source=source)
+        rest = inflate.unused_data
+    return bytes(out)

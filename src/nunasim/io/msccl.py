@@ -38,6 +38,7 @@ inconsistent is a ``ConfigError`` naming the file and the element (``gpu 3 tb 5 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
@@ -48,7 +49,7 @@ import defusedxml.ElementTree as SafeET
 from nunasim.collectives.builder import PlanBuilder
 from nunasim.collectives.layout import Aliasing
 from nunasim.collectives.plan import Buffer, Chunks, Collective, Plan, Protocol, StepId
-from nunasim.errors import ConfigError, quote
+from nunasim.errors import ConfigError, printable, quote
 from nunasim.io.files import read_text
 
 SEND_OPS = frozenset({"s", "rcs", "rrs", "rrcs"})
@@ -135,6 +136,9 @@ class _XGpu:
     tbs: list[_XTb] = field(default_factory=list)
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -143,20 +147,27 @@ class _Reader:
     def error(self, reason: str, where: str = "") -> ConfigError:
         return ConfigError(reason, source=self.source, where=where)
 
-    def integer(self, element: Element, name: str, where: str, default: int | None = None) -> int:
+    def integer(
+        self,
+        element: Element,
+        name: str,
+        where: str,
+        default: int | None = None,
+        at_least: int | None = None,
+    ) -> int:
         raw = element.get(name)
         if raw is None:
             if default is None:
                 raise self.error(f"missing attribute {name!r}", where)
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise self.error(
-                f"attribute {name}={quote(raw)} is not a whole number", where
-            ) from None
+        # As the executor reads them (strtol): ASCII digits, not int()'s "١" or "0_1".
+        if not _INTEGER.fullmatch(raw):
+            raise self.error(f"attribute {name}={quote(raw)} is not a whole number", where)
+        value = int(raw)
         if abs(value) > MAX_ATTRIBUTE:
             raise self.error(f"attribute {name}={value:,} is more than {MAX_ATTRIBUTE:,}", where)
+        if at_least is not None and value < at_least:
+            raise self.error(f"attribute {name}={value:,} must be at least {at_least}", where)
         return value
 
     def attrs(self, element: Element, known: set[str], where: str) -> None:
@@ -172,7 +183,7 @@ def load_msccl_xml(path: str | Path) -> Plan:
 def parse_msccl_xml(text: str, source: str) -> Plan:
     reader = _Reader(source)
     try:
-        root = SafeET.fromstring(text)
+        root = SafeET.fromstring(text, forbid_dtd=True)
     except defusedxml.DefusedXmlException as exc:
         raise reader.error(
             f"refused unsafe XML ({type(exc).__name__}: entities and DTDs are not allowed)"
@@ -212,7 +223,7 @@ def _parse_gpus(reader: _Reader, root: Element) -> list[_XGpu]:
                 tid,
                 reader.integer(tb_el, "send", twhere),
                 reader.integer(tb_el, "recv", twhere),
-                reader.integer(tb_el, "chan", twhere, 0),
+                reader.integer(tb_el, "chan", twhere, 0, at_least=0),
             )
             for step_el in tb_el:
                 if step_el.tag != "step":
@@ -403,7 +414,7 @@ def _build(reader: _Reader, root: Element) -> Plan:
         return alias.home(g, Buffer(buf), off)
 
     b = PlanBuilder(
-        root.get("name", Path(reader.source).stem),
+        printable(root.get("name", Path(reader.source).stem)),
         collective,
         ngpus,
         input_chunks=0,

@@ -38,7 +38,24 @@ from nunasim.collectives.builtins import MAX_GPUS
 from nunasim.errors import ConfigError
 from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Router, Socket, Stack
 from nunasim.io.files import read_text
-from nunasim.io.schema import Node, boolean, coordinate, int_range, integer, text
+from nunasim.io.preset_ranges import (
+    check_bandwidth,
+    check_clock,
+    check_cycles,
+    check_delay,
+    check_line,
+    check_page,
+)
+from nunasim.io.schema import (
+    Node,
+    boolean,
+    coordinate,
+    int_range,
+    integer,
+    one_line,
+    prose,
+    text,
+)
 from nunasim.units import parse_bandwidth, parse_flops, parse_frequency, parse_size, parse_time
 
 _PRESET_PACKAGE = "nunasim.hardware"
@@ -169,17 +186,20 @@ def load_preset(name_or_path: str | Path) -> Preset:
 
 def parse_preset(content: str, source: str) -> Preset:
     root = Node(load_yaml(content, source), "", source)
-    name = root.get("name", text)
-    description = root.get("description", text, "")
+    name = root.get("name", one_line)
+    description = root.get("description", prose, "")
     socket_node = root.child("socket")
     socket = _socket(socket_node)
     pod_node = root.child("pod")
     try:
+        sockets = _positive_int(pod_node, "sockets", at_most=MAX_GPUS)
+        plane_ps = _delay(pod_node, "plane_latency")
+        port_bandwidth = _channel(pod_node, "port_bandwidth", socket.line_bytes)
         pod = Pod(
             socket=socket,
-            sockets=_positive_int(pod_node, "sockets", at_most=MAX_GPUS),
-            plane_latency_ps=pod_node.get("plane_latency", parse_time),
-            port_bandwidth=pod_node.get("port_bandwidth", _bandwidth),
+            sockets=sockets,
+            plane_latency_ps=plane_ps,
+            port_bandwidth=port_bandwidth,
         )
     except ConfigError as exc:
         if exc.source:
@@ -194,6 +214,20 @@ def _bandwidth(value: Any) -> float:
     bandwidth = parse_bandwidth(value)
     if not bandwidth > 0:
         raise ConfigError(f"must be positive; got {value!r}")
+    return bandwidth
+
+
+def _delay(node: Node, key: str, default: Any = ...) -> int:
+    args = (key, parse_time) if default is ... else (key, parse_time, default)
+    ps = node.get(*args)
+    check_delay(node, key, ps)
+    return ps
+
+
+def _channel(node: Node, key: str, line_bytes: int, default: Any = ...) -> float:
+    args = (key, _bandwidth) if default is ... else (key, _bandwidth, default)
+    bandwidth = node.get(*args)
+    check_bandwidth(node, key, bandwidth, line_bytes)
     return bandwidth
 
 
@@ -221,22 +255,29 @@ def _at_most(
         raise node.error(f"{count:,} {what}, more than the {limit:,} nunasim models ({why})", key)
 
 
-def _router_block(node: Node, clock: float, cycles_per_hop: int) -> Router:
+def _router_block(node: Node, clock: float, cycles_per_hop: int, line_bytes: int) -> Router:
     stages = node.get("pipeline_stages", integer)
 
     def width(key: str) -> float | None:
         # A channel's width is bytes per NoC cycle; the socket keeps bandwidths.
         if not node.has(key):
             return None
-        return node.get(key, parse_size) * clock
+        bandwidth = node.get(key, parse_size) * clock
+        check_bandwidth(node, key, bandwidth, line_bytes)
+        return bandwidth
+
+    def cycles(key: str) -> int:
+        count = node.get(key, integer)
+        check_cycles(node, key, count, clock)
+        return count
 
     router = Router(
         pipeline_stages=stages,
         link_latency_cycles=node.get("link_latency", integer, cycles_per_hop - stages),
         buffer_flits=node.get("buffer_flits", integer),
         virtual_channels=node.get("virtual_channels", integer),
-        injection_latency_cycles=node.get("injection_latency", integer),
-        ejection_latency_cycles=node.get("ejection_latency", integer),
+        injection_latency_cycles=cycles("injection_latency"),
+        ejection_latency_cycles=cycles("ejection_latency"),
         injection_bandwidth=width("injection_width"),
         ejection_bandwidth=width("ejection_width"),
         flow_control=node.get("flow_control", text, "none"),
@@ -272,46 +313,54 @@ def _socket(node: Node) -> Socket:
     residency = None
     if compute.has("threadblocks_per_cu"):
         residency = _positive_int(compute, "threadblocks_per_cu")
-    l1 = compute.get("l1_latency", parse_time)
+    l1 = _delay(compute, "l1_latency")
     flops_node = compute.child("flops")
     flops = tuple((dtype, item.parse(parse_flops)) for dtype, item in flops_node.entries())
     compute.close()
 
+    # The line first: every bandwidth's range is in lines per second.
+    memory = node.child("memory")
+    line = memory.get("line", parse_size)
+    check_line(memory, "line", line)
+    page = memory.get("page", parse_size)
+    check_page(memory, "page", page)
+    interleave = memory.get("interleave", text, "listed")
+    memory.close()
+
     noc = node.child("noc")
     clock = noc.get("clock", parse_frequency)
+    check_clock(noc, "clock", clock)
     cycles = _positive_int(noc, "cycles_per_hop")
+    check_cycles(noc, "cycles_per_hop", cycles, clock)
     crossing = noc.get("die_crossing_cycles", integer, 0)
+    check_cycles(noc, "die_crossing_cycles", crossing, clock, plus=cycles)
     routing = noc.get("routing", text, "xy")
     given = [key for key in ("link_bandwidth", "bisection_bandwidth") if noc.has(key)]
     if len(given) != 1:
         raise noc.error("give exactly one of link_bandwidth and bisection_bandwidth")
     if given[0] == "link_bandwidth":
-        link_bw = noc.get("link_bandwidth", _bandwidth)
+        link_bw = _channel(noc, "link_bandwidth", line)
     else:
         cut = mesh.bisection_links()
         if cut == 0:
             raise noc.error("a mesh of one router has no bisection", "bisection_bandwidth")
-        link_bw = noc.get("bisection_bandwidth", _bandwidth) / cut
+        bisection = noc.get("bisection_bandwidth", _bandwidth)
+        check_bandwidth(noc, "bisection_bandwidth", bisection, line, cut)
+        link_bw = bisection / cut
     microarchitecture = (
-        _router_block(noc.child("router"), clock, cycles) if noc.has("router") else None
+        _router_block(noc.child("router"), clock, cycles, line) if noc.has("router") else None
     )
     noc.close()
 
-    memory = node.child("memory")
-    line = memory.get("line", parse_size)
-    page = memory.get("page", parse_size)
-    interleave = memory.get("interleave", text, "listed")
-    memory.close()
-
     hbm = node.child("hbm")
-    default_bw = hbm.get("bandwidth", _bandwidth)
-    default_latency = hbm.get("latency", parse_time)
+    default_bw = _channel(hbm, "bandwidth", line)
+    default_latency = _delay(hbm, "latency")
     stacks = []
     for item in hbm.child("stacks").items():
         if isinstance(item.value, dict):
             router = _router(item.child("router"), mesh)
-            bw = item.get("bandwidth", _bandwidth, default_bw)
-            latency = item.get("latency", parse_time, default_latency)
+            bw = _channel(item, "bandwidth", line, default_bw)
+            latency = _delay(item, "latency", default_latency)
             item.close()
             stacks.append(Stack(router, bw, latency))
         else:
@@ -331,7 +380,16 @@ def _socket(node: Node) -> Socket:
     granularities = None
     if node.has("nar"):
         nar = node.child("nar")
-        granularities = tuple(g.parse(integer) for g in nar.child("granularities").items())
+        listed: dict[int, int] = {}
+        for index, item in enumerate(nar.child("granularities").items()):
+            granularity = item.parse(integer)
+            if granularity in listed:
+                # A sweep over the socket's granularities would run it twice.
+                raise item.error(
+                    f"{granularity} is already nar.granularities[{listed[granularity]}]"
+                )
+            listed[granularity] = index
+        granularities = tuple(listed)
         nar.close()
     node.close()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from nunasim.errors import ConfigError, quote
+from nunasim.errors import ConfigError, printable, quote
 
 T = TypeVar("T")
 _MISSING = object()
@@ -109,6 +109,18 @@ def text(value: Any) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"expected a string, got {quote(value)}")
     return value
+
+
+def one_line(value: Any) -> str:
+    """A name read from a file, as it will be printed: one line, with control characters
+    and lone surrogates escaped (``errors.printable``)."""
+    return printable(text(value))
+
+
+def prose(value: Any) -> str:
+    """A description read from a file, as it will be printed: ``one_line`` but for its
+    line breaks."""
+    return printable(text(value), keep="\n")
 
 
 def _int_pair(value: Any, what: str) -> tuple[int, int]:

@@ -11,14 +11,14 @@ give the nominal collective size; PyTorch traces give the collective's output te
 
 from __future__ import annotations
 
-import gzip
-import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nunasim.errors import ConfigError, quote
+from nunasim.io.files import decode_text, gunzip, read_bytes
+from nunasim.io.mscclpp.json_reading import load_json
 
 # Chakra's CollectiveCommType, by number.
 CHAKRA_COLLECTIVES = (
@@ -74,15 +74,10 @@ class TraceCollective:
 def read_trace(path: str | Path) -> list[TraceCollective]:
     """The collectives of one trace file, in file order."""
     source = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc}", source=source) from None
+    # The plan readers' limits: a regular file, its size, and its size inflated.
+    raw = read_bytes(path)
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ConfigError(f"not a readable gzip file: {exc}", source=source) from None
+        raw = gunzip(raw, source)
     if raw.lstrip()[:1] in (b"{", b"["):
         return _pytorch_trace(raw, source)
     return _chakra_trace(raw, source)
@@ -212,10 +207,8 @@ def _chakra_trace(raw: bytes, source: str) -> list[TraceCollective]:
 
 
 def _pytorch_trace(raw: bytes, source: str) -> list[TraceCollective]:
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not JSON: {exc}", source=source) from None
+    # The plan readers' JSON: bounded depth and numbers, no repeated key, no NaN.
+    data = load_json(decode_text(raw, source), source)
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise ConfigError(
             "not a PyTorch execution trace: expected an object with a 'nodes' list", source=source

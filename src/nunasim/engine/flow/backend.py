@@ -11,7 +11,9 @@ from nunasim.collectives.plan import Plan
 from nunasim.engine.base import Job, PreparedRun
 from nunasim.engine.lowering.admission import admit_pages, packet_lines
 from nunasim.engine.result import SimResult
+from nunasim.errors import ConfigError
 from nunasim.hardware import Socket
+from nunasim.units import format_time
 
 # Its model changes apart from the shared one. 1: a step's fetches and deliveries overlap
 # when its window holds them all; a delivery's last line takes its lines' mean trip.
@@ -42,8 +44,16 @@ class FlowEngine:
     def prepare(self, job: Job) -> PreparedRun:
         """Work out the job's demands and step graph, and its lower bound."""
         from nunasim.engine.flow.engine import FlowRun
+        from nunasim.engine.kernel.heap import TIME_LIMIT_PS
 
         flow = FlowRun(job.pod, job.plan, job.placement, job.dtype)
+        # Its events share the packet engine's heap, and so its time range.
+        if flow.lower_bound_ps >= TIME_LIMIT_PS:
+            raise ConfigError(
+                f"this run takes at least {format_time(flow.lower_bound_ps)} of simulated "
+                f"time, more than the flow engine's {format_time(TIME_LIMIT_PS)}: a smaller "
+                "collective or faster hardware (the slowest resource sets the bound)"
+            )
 
         def run(deadline_ps: int | None) -> SimResult | None:
             result = flow.run(deadline_ps)

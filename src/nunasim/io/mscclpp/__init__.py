@@ -117,7 +117,7 @@ from nunasim.collectives.plan import Plan
 from nunasim.io.files import read_text
 from nunasim.io.mscclpp.field_values import MAX_BUFFER_CHUNKS
 from nunasim.io.mscclpp.importer import _Importer
-from nunasim.io.mscclpp.json_reading import MAX_JSON_DIGITS, _load_json
+from nunasim.io.mscclpp.json_reading import MAX_JSON_DIGITS, load_json
 from nunasim.io.schema import Node
 
 __all__ = ["MAX_BUFFER_CHUNKS", "MAX_JSON_DIGITS", "load_mscclpp", "parse_mscclpp"]
@@ -134,5 +134,5 @@ def load_mscclpp(path: str | Path) -> Plan:
 def parse_mscclpp(text: str, source: str) -> Plan:
     """The plan in ``text``, an MSCCL++ JSON execution plan; ``source`` names it in errors
     and becomes ``Plan.source``."""
-    root = Node(_load_json(text, source), "", source)
+    root = Node(load_json(text, source), "", source)
     return _Importer(root, source).run()

@@ -27,7 +27,7 @@ from nunasim.io.mscclpp.sync_pairing import (
     _pair_semaphores,
     _pair_signals,
 )
-from nunasim.io.schema import Node, integer, text
+from nunasim.io.schema import Node, integer, one_line, text
 
 _COLLECTIVES = {
     c.value: c
@@ -52,7 +52,7 @@ class _Importer:
         self.notes: list[str] = []
 
     def run(self) -> Plan:
-        name = self.root.get("name", text)
+        name = self.root.get("name", one_line)
         collective, inplace = self._header()
         gpu_nodes = list(self.root.child("gpus").items())
         if not gpu_nodes:

@@ -20,7 +20,7 @@ from nunasim.errors import ConfigError, quote
 MAX_JSON_DIGITS = 20
 
 
-def _load_json(content: str, source: str) -> Any:
+def load_json(content: str, source: str) -> Any:
     def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         repeated = [key for key, n in Counter(key for key, _ in pairs).items() if n > 1]
         if repeated:
