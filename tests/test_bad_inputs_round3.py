@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 import zlib
 from pathlib import Path
 
@@ -87,6 +88,40 @@ def test_a_local_cluster_listens_on_loopback_only(tmp_path):
     # The scheduler, its dashboard, two nannies and two workers at the least.
     assert len(found["listening"]) >= 6, found
     assert {ip for ip, _ in found["listening"]} <= {"127.0.0.1", "::1"}, found
+
+
+def test_reproduce_on_two_workers_listens_on_loopback_only(tmp_path):
+    """The issue's own command, computing (no cache), its sockets read from outside while
+    it runs: the scheduler, the dashboard and the workers all on loopback."""
+    import psutil
+
+    command = [sys.executable, "-m", "nunasim", "reproduce", "fig12", "--quick"]
+    command += ["--workers", "2", "--no-cache", "--out", str(tmp_path / "out")]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    seen: set[tuple[str, int]] = set()
+    try:
+        watched = psutil.Process(process.pid)
+        while process.poll() is None:
+            try:
+                family = [watched, *watched.children(recursive=True)]
+            except psutil.Error:
+                break
+            for member in family:
+                try:
+                    for c in member.net_connections(kind="inet"):
+                        if c.status == psutil.CONN_LISTEN:
+                            seen.add((c.laddr.ip, c.laddr.port))
+                except psutil.Error:
+                    pass  # a worker that has just left
+            time.sleep(0.05)
+        _, err = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert len(seen) >= 4, seen  # the scheduler and its dashboard, a nanny and a worker
+    assert {ip for ip, _ in seen} <= {"127.0.0.1", "::1"}, seen
 
 
 def test_the_ranges_fit_the_engines():

@@ -16,6 +16,7 @@ from nunasim.units import (
     PS_PER_MS,
     PS_PER_S,
     format_bandwidth,
+    format_flops,
     format_frequency,
     format_size,
 )
@@ -35,6 +36,11 @@ MAX_LINE_PS = PS_PER_S
 # A line is one message of the engines and one row of their tables; a larger one than
 # this is no cache line any memory system has.
 MAX_LINE_BYTES = 1 << 20
+# A socket's compute rate: 1 GFLOPS to 1 ZFLOPS, five orders of magnitude either side of
+# the paper's 6.25-25 PFLOPS. Below, a GEMM tile's compute (picoseconds, a 64-bit integer)
+# leaves the engines' time range at once; above, a tile of a few MFLOP rounds to no time.
+MIN_FLOPS = 1e9
+MAX_FLOPS = 1e21
 # A page: the largest huge page of any MMU, so that page numbers and offsets stay far
 # inside the engines' 64-bit addresses.
 MAX_PAGE_BYTES = 1 << 30
@@ -74,6 +80,16 @@ def check_cycles(node: Node, key: str, cycles: int, clock_hz: float, plus: int =
             f"{count} cycles at {format_frequency(clock_hz)} is more than the "
             f"{format_time(MAX_DELAY_PS)} a latency can be (a route entry's delay is 32 "
             "bits of picoseconds)",
+            key,
+        )
+
+
+def check_flops(node: Node, key: str, flops: float) -> None:
+    # Zero or less is the socket's own check ("must be positive").
+    if flops > 0 and not MIN_FLOPS <= flops <= MAX_FLOPS:
+        raise node.error(
+            f"{format_flops(flops)} is outside the {format_flops(MIN_FLOPS)} to "
+            f"{format_flops(MAX_FLOPS)} nunasim models (compute times are whole picoseconds)",
             key,
         )
 

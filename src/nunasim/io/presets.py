@@ -43,6 +43,7 @@ from nunasim.io.preset_ranges import (
     check_clock,
     check_cycles,
     check_delay,
+    check_flops,
     check_line,
     check_page,
 )
@@ -316,6 +317,8 @@ def _socket(node: Node) -> Socket:
     l1 = _delay(compute, "l1_latency")
     flops_node = compute.child("flops")
     flops = tuple((dtype, item.parse(parse_flops)) for dtype, item in flops_node.entries())
+    for dtype, rate in flops:
+        check_flops(flops_node, dtype, rate)
     compute.close()
 
     # The line first: every bandwidth's range is in lines per second.
