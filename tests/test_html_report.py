@@ -97,6 +97,18 @@ def _html(text: str) -> str:
     return html.escape(text)
 
 
+def test_a_tuning_folder_shows_its_picture_table_and_runtime_files(tmp_path, capsys):
+    out = tmp_path / "tuning"
+    code, _, err = run(capsys, "tune", "--gpus", "8", "--cache-dir", shipped_folder(), "--out", out)
+    assert code == 0, err
+    page = render_html(out)
+    parsed = _parsed(page)
+    assert len(parsed.images) == 1 and parsed.tables.count("data sortable") == 1
+    for name in ("tuning.yaml", "tuning.json", "nccl_tuner.conf", "mscclpp_selector.json"):
+        assert f"<summary>{name}</summary>" in page, name
+    assert "#nunasim-not-runnable: allgather,0," in page
+
+
 def test_cells_sort_by_their_numbers_and_show_readable_text():
     table = pd.DataFrame({"size_bytes": [100_000, 1_000_000], "speedup": [1.23456, 2.0]})
     cells = re.findall(r"<td([^>]*)>([^<]*)</td>", table_html(table))

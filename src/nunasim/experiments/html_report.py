@@ -30,7 +30,7 @@ from nunasim.io.files import MAX_INPUT_BYTES, write_atomically
 MAX_PAGE_BYTES = 256 << 20
 ASSETS = "html_report_assets"
 _VERDICT_CLASS = {"holds": "holds", "direction only": "direction", "no": "fails"}
-_FILE_TYPES = {".png", ".csv", ".json", ".yaml"}
+_FILE_TYPES = {".png", ".csv", ".json", ".yaml", ".conf"}  # .conf: NCCL's tuner file
 
 
 @dataclass
