@@ -221,3 +221,17 @@ def test_a_silent_phase_still_prints_a_line_every_interval(capsys):
     # the thread is gone with the block: nothing more is printed
     time.sleep(0.1)
     assert capsys.readouterr().err == ""
+
+
+def test_fig9_in_a_log_prints_its_runs_now_and_then(capsys, monkeypatch, tmp_path):
+    import nunasim.cli.progress as progress
+    from cli_run import run
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY_S", 0.0)
+    argv = ["fig9", "--collectives", "allgather", "--sizes", "4kB", "--gpus", "2"]
+    code, _, err = run(capsys, *argv, "--configs", "UA,NAP", "-o", tmp_path / "f.csv")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("fig9: ")]
+    assert lines and all(line.endswith(" s") for line in lines), err
+    assert "UA" in lines[0] and "(candidate 1)" in lines[0], lines
+    assert any("NAP" in line and "best so far" in line for line in lines), lines

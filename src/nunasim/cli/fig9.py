@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import file_option, memory_option, preset_option
+from nunasim.cli.progress import RunProgress
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
@@ -86,21 +85,8 @@ def fig9_command(
     _unique("--collectives", collective_names, collective_names)
     _unique("--configs", config_names, config_names)
     preset = load_preset(preset_name)
-    bar = tqdm(desc="fig9 runs", disable=not sys.stderr.isatty(), leave=False)
-
-    def progress(what: str) -> None:
-        bar.set_postfix_str(what)
-        bar.update(1)
-
-    table = speedup_table(
-        preset,
-        collective_names,
-        byte_sizes,
-        pods,
-        config_names,
-        progress,
-    )
-    bar.close()
+    with RunProgress("fig9") as progress:
+        table = speedup_table(preset, collective_names, byte_sizes, pods, config_names, progress)
     write_table(table, output)
     if png is not None:
         from nunasim.plotting.speedups import draw_speedups

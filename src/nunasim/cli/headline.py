@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import memory_option, preset_option
+from nunasim.cli.progress import RunProgress
 from nunasim.experiments.headline import run_headline
 from nunasim.io.files import check_output_folder, output_folder
 from nunasim.io.presets import load_preset
@@ -42,14 +41,8 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     nbytes = parse_size(size)
     check_output_folder(out_dir)
     preset = load_preset(preset_name)
-    bar = tqdm(desc="simulating", disable=not sys.stderr.isatty(), leave=False)
-
-    def progress(what: str) -> None:
-        bar.set_postfix_str(what)
-        bar.update(1)
-
-    outcome = run_headline(preset, plan_name, nbytes, progress=progress)
-    bar.close()
+    with RunProgress("headline") as progress:
+        outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     paper = {
         str(row.config): (float(row.paper_mean_ns), float(row.paper_max_ns))
         for row in outcome.table.dropna(subset=["paper_mean_ns", "paper_max_ns"]).itertuples()

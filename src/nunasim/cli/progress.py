@@ -145,3 +145,43 @@ class Heartbeat:
     ) -> None:
         self.stop.set()
         self.thread.join()
+
+
+class RunProgress:
+    """A command's progress over the runs it makes (``fig9``, ``headline``): on a terminal a
+    bar counting them with the last one named, its clock moving between them; in a log a
+    line every ``PLAIN_EVERY_S`` (``PlainLines``), through a long run too. Use as a
+    context manager and call it with each run's name."""
+
+    def __init__(self, label: str) -> None:
+        self.bar: tqdm | None = None
+        self.lines: PlainLines | None = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm  # loaded only when a bar is drawn
+
+            self.bar = tqdm(desc=label, unit="run", leave=False)
+            self.heartbeat = Heartbeat(self.bar.refresh)
+        else:
+            self.lines = PlainLines(label)
+            self.heartbeat = Heartbeat(self.lines.tick)
+
+    def __call__(self, what: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(what)
+            self.bar.update(1)
+        elif self.lines is not None:
+            self.lines(what)
+
+    def __enter__(self) -> RunProgress:
+        self.heartbeat.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.heartbeat.__exit__(kind, error, trace)
+        if self.bar is not None:
+            self.bar.close()
