@@ -14,11 +14,11 @@ from __future__ import annotations
 from nunasim.errors import ConfigError
 from nunasim.units import PS_PER_S, PS_PER_US, format_memory
 
-# Four times the paper's largest plan (the 64-GPU one-pass All-Reduce, 520,192 steps) and
-# about 1.2 GB and half a minute to build and prove.
+# Four times the paper's largest plan (the 64-GPU direct All-Reduce at 1,008 threadblocks,
+# 259,072 steps), about 1.2 GB and half a minute to build and prove.
 MAX_PLAN_STEPS = 1 << 20
 # The proof's chunks (buffer slots plus chunks moved, doubled for a reduction): about
-# 0.7 GB and 10 s at the limit; the paper's largest plan tracks 520,192.
+# 0.7 GB and 10 s at the limit; the paper's largest plan tracks 518,144 (259,072 doubled).
 MAX_CHECKED_CHUNKS = 1 << 21
 US_PER_STEP = 30
 BYTES_PER_STEP = 1_100
@@ -28,9 +28,10 @@ BYTES_PER_CHECKED_CHUNK = 350
 
 def builtin_steps(rounds: int, gpus: int, tbs: int, chunks: int) -> int:
     """An upper bound on the steps of a built-in of ``rounds`` all-pairs or ring rounds:
-    every (peer, chunk) item is a store and a receive per round, plus each threadblock's
-    own steps (tests/test_plans.py checks the bound against built plans)."""
-    return rounds * (2 * gpus * (gpus - 1) * chunks + 2 * gpus * tbs)
+    at most two steps per (GPU, GPU, chunk) of a round (a store and a receive to every
+    peer; the one-pass All-Reduce's local reductions too), plus each threadblock's own
+    steps (tests/test_plans.py checks the bound against built plans)."""
+    return rounds * (2 * gpus * gpus * chunks + 2 * gpus * tbs)
 
 
 def admit_builtin(name: str, rounds: int, gpus: int, tbs: int, chunks: int) -> None:
@@ -39,7 +40,7 @@ def admit_builtin(name: str, rounds: int, gpus: int, tbs: int, chunks: int) -> N
     if steps <= MAX_PLAN_STEPS:
         return
     room = MAX_PLAN_STEPS // rounds - 2 * gpus * tbs
-    fits = room // (2 * gpus * (gpus - 1))
+    fits = room // (2 * gpus * gpus)
     advice = f"at most chunks={fits} here" if fits >= 1 else "fewer GPUs or threadblocks"
     raise ConfigError(
         f"would build about {steps:,} steps, about {_cost(steps, US_PER_STEP, BYTES_PER_STEP)}"

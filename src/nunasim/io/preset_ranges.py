@@ -19,6 +19,7 @@ from nunasim.units import (
     format_flops,
     format_frequency,
     format_size,
+    parse_flops,
 )
 from nunasim.units import format_time as _format_time
 
@@ -39,8 +40,8 @@ MAX_LINE_BYTES = 1 << 20
 # A socket's compute rate: 1 GFLOPS to 1 ZFLOPS, five orders of magnitude either side of
 # the paper's 6.25-25 PFLOPS. Below, a GEMM tile's compute (picoseconds, a 64-bit integer)
 # leaves the engines' time range at once; above, a tile of a few MFLOP rounds to no time.
-MIN_FLOPS = 1e9
-MAX_FLOPS = 1e21
+MIN_FLOPS = "1GFLOPS"
+MAX_FLOPS = "1000EFLOPS"
 # A page: the largest huge page of any MMU, so that page numbers and offsets stay far
 # inside the engines' 64-bit addresses.
 MAX_PAGE_BYTES = 1 << 30
@@ -85,11 +86,12 @@ def check_cycles(node: Node, key: str, cycles: int, clock_hz: float, plus: int =
 
 
 def check_flops(node: Node, key: str, flops: float) -> None:
+    low, high = parse_flops(MIN_FLOPS), parse_flops(MAX_FLOPS)
     # Zero or less is the socket's own check ("must be positive").
-    if flops > 0 and not MIN_FLOPS <= flops <= MAX_FLOPS:
+    if flops > 0 and not low <= flops <= high:
         raise node.error(
-            f"{format_flops(flops)} is outside the {format_flops(MIN_FLOPS)} to "
-            f"{format_flops(MAX_FLOPS)} nunasim models (compute times are whole picoseconds)",
+            f"{format_flops(flops)} is outside the {format_flops(low)} to "
+            f"{format_flops(high)} nunasim models (compute times are whole picoseconds)",
             key,
         )
 
