@@ -1,4 +1,4 @@
-"""The bad-input corpus, third round (issue 31): what a local Dask cluster listens on, and
+"""The bad-input corpus, third round: what a local Dask cluster listens on, and
 numbers at their extremes. Each case runs as the corpus's do (``test_bad_inputs``): in a
 fresh process capped at 1 GiB and 10 s, refused with exit status 2 and a located message,
 nothing created."""
@@ -24,12 +24,10 @@ from test_bad_inputs import _shipped_preset_with, nunasim
 
 SRC = Path(__file__).parents[1] / "src"
 
-# A sweep's executor on a local cluster of 2 workers, with a cheap row, while a thread
-# collects every listening socket of the process and its children.
-_LISTENING = textwrap.dedent(
+# A sweep's executor on a local cluster of 2 workers, with a cheap row.
+_SWEEP = textwrap.dedent(
     """
-    import json, threading, time
-    import psutil
+    import json
     from nunasim.experiments.executor import execute
 
     class Point:
@@ -41,64 +39,19 @@ _LISTENING = textwrap.dedent(
     def row(point, preset, progress):
         return {"n": point.n}
 
-    def main():
-        seen, done = set(), threading.Event()
-
-        def poll():
-            me = psutil.Process()
-            while not done.is_set():
-                for process in [me, *me.children(recursive=True)]:
-                    try:
-                        for c in process.net_connections(kind="inet"):
-                            if c.status == psutil.CONN_LISTEN:
-                                seen.add((c.laddr.ip, c.laddr.port))
-                    except psutil.Error:
-                        pass  # a worker that has just left
-                time.sleep(0.02)
-
-        watcher = threading.Thread(target=poll)
-        watcher.start()
-        try:
-            rows = execute([Point(n) for n in range(4)], None, row, workers=2)
-        finally:
-            done.set()
-            watcher.join()
-        print(json.dumps({"rows": rows, "listening": sorted(seen)}))
-
     if __name__ == "__main__":
-        main()
+        print(json.dumps(execute([Point(n) for n in range(4)], None, row, workers=2)))
     """
 )
 
 
-def test_a_local_cluster_listens_on_loopback_only(tmp_path):
-    script = tmp_path / "sweep.py"
-    script.write_text(_LISTENING)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["rows"] == [{"n": n} for n in range(4)]
-    # The scheduler, its dashboard, two nannies and two workers at the least.
-    assert len(found["listening"]) >= 6, found
-    assert {ip for ip, _ in found["listening"]} <= {"127.0.0.1", "::1"}, found
-
-
-def test_reproduce_on_two_workers_listens_on_loopback_only(tmp_path):
-    """The issue's own command, computing (no cache), its sockets read from outside while
-    it runs: the scheduler, the dashboard and the workers all on loopback."""
+def _listening_while(command: list[str], cwd: Path, env: dict | None = None):
+    """Run ``command``, reading every listening socket of its process tree from outside
+    while it runs: (the finished process, its standard output and error, the sockets)."""
     import psutil
 
-    command = [sys.executable, "-m", "nunasim", "reproduce", "fig12", "--quick"]
-    command += ["--workers", "2", "--no-cache", "--out", str(tmp_path / "out")]
     process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     seen: set[tuple[str, int]] = set()
     try:
@@ -115,10 +68,31 @@ def test_reproduce_on_two_workers_listens_on_loopback_only(tmp_path):
                             seen.add((c.laddr.ip, c.laddr.port))
                 except psutil.Error:
                     pass  # a worker that has just left
-            time.sleep(0.05)
-        _, err = process.communicate(timeout=600)
+            time.sleep(0.02)
+        out, err = process.communicate(timeout=600)
     finally:
         process.kill()
+    return process, out, err, seen
+
+
+def test_a_local_cluster_listens_on_loopback_only(tmp_path):
+    script = tmp_path / "sweep.py"
+    script.write_text(_SWEEP)
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    process, out, err, seen = _listening_while([sys.executable, str(script)], tmp_path, env)
+    assert process.returncode == 0, err
+    assert json.loads(out.strip().splitlines()[-1]) == [{"n": n} for n in range(4)]
+    # The scheduler, its dashboard, two nannies and two workers at the least.
+    assert len(seen) >= 6, seen
+    assert {ip for ip, _ in seen} <= {"127.0.0.1", "::1"}, seen
+
+
+def test_reproduce_on_two_workers_listens_on_loopback_only(tmp_path):
+    """A figure computed (no cache) on a local cluster of two workers: the scheduler, the
+    dashboard and the workers all on loopback."""
+    command = [sys.executable, "-m", "nunasim", "reproduce", "fig12", "--quick"]
+    command += ["--workers", "2", "--no-cache", "--out", str(tmp_path / "out")]
+    process, _, err, seen = _listening_while(command, tmp_path)
     assert process.returncode == 0, err
     assert len(seen) >= 4, seen  # the scheduler and its dashboard, a nanny and a worker
     assert {ip for ip, _ in seen} <= {"127.0.0.1", "::1"}, seen

@@ -1,4 +1,4 @@
-"""A cache folder of anything (issue 31): whatever mix of whole entries, forged and truncated
+"""A cache folder of anything: whatever mix of whole entries, forged and truncated
 rows, links, special files and foreign files it holds, ``cache info``, a lookup of every
 key and ``cache clear`` neither crash, hang, delete a file that is not theirs, nor serve a
 row that is not whole."""

@@ -1,6 +1,6 @@
 """Any preset whose numbers pass validation runs a small collective without an internal
-error (issue 31): each of the monolithic preset's quantities set to a value anywhere from
-1e-40 to 1e40 of its unit is either refused where it is written, with its element, or
+error: each of the monolithic preset's quantities set to a value anywhere from 1e-40 to
+1e40 of its unit is either refused where it is written, with its element, or
 taken, and then a 2-GPU All-Gather on it runs, or is refused, with a located error."""
 
 from pathlib import Path

@@ -8,7 +8,6 @@ checker's located message, before anything is placed, run or written.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -28,7 +27,7 @@ from nunasim.policies.configurations import (
     uses_domains,
 )
 from nunasim.policies.place import place
-from nunasim.units import parse_size
+from nunasim.units import as_whole, parse_size
 from nunasim.workload import DTYPE_BYTES, GemmTile
 
 
@@ -121,21 +120,23 @@ def as_configuration(
 def whole_number(what: str, value: object, at_least: int | None = 0) -> int:
     """``value`` as an int (a NumPy integer too), or the ConfigError the command line's
     option of that name gives."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
+    number = as_whole(value)
+    if number is None:
         raise ConfigError(f"invalid value for {what}: {quote(value)} is not a valid integer")
-    number = operator.index(value)
     if at_least is not None and number < at_least:
         raise ConfigError(f"invalid value for {what}: {number} is not in the range x>={at_least}")
     return number
 
 
-def check_background(gemm_tiles: int, gemm_tile: GemmTile | None) -> None:
-    """Refuse a background GEMM of a negative number of tiles, or of tiles without a shape."""
+def check_background(gemm_tiles: int, gemm_tile: GemmTile | None) -> int:
+    """Refuse a background GEMM of a negative number of tiles, or of tiles without a shape;
+    the number of tiles, as an int."""
     gemm_tiles = whole_number("gemm_tiles", gemm_tiles, at_least=None)
     if gemm_tiles < 0:
         raise ConfigError(f"background GEMM tiles must not be negative; got {gemm_tiles}")
     if gemm_tiles and gemm_tile is None:
         raise ConfigError("a background GEMM needs a tile shape")
+    return gemm_tiles
 
 
 @dataclass(frozen=True, init=False)
@@ -190,8 +191,7 @@ class Scenario:
         if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
             known = ", ".join(DTYPE_BYTES)
             raise ConfigError(f"unknown data type {quote(dtype)} (known: {known})")
-        check_background(gemm_tiles, gemm_tile)
-        gemm_tiles = operator.index(gemm_tiles)
+        gemm_tiles = check_background(gemm_tiles, gemm_tile)
         ENGINES.check(engine, background=gemm_tiles > 0)
         # Frozen: the fields are set once, here, already in their one form.
         fields = {

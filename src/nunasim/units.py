@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import re
 
 from nunasim.errors import ConfigError, quote
@@ -71,6 +72,14 @@ def _split(text: str, what: str) -> tuple[float, str]:
     if not math.isfinite(number):
         raise ConfigError(f"{quote(text)} is not a finite {what}")
     return number, match.group(2)
+
+
+def as_whole(value: object) -> int | None:
+    """``value`` as an int when Python would index with it (an int, a NumPy integer), but
+    not a bool; None for anything else (8.5, "7", True), for the caller's own message."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return None
+    return operator.index(value)
 
 
 def _number(value: object, what: str) -> float | None:

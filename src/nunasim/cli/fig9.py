@@ -8,7 +8,7 @@ import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
 from nunasim.cli.options import file_option, memory_option, preset_option
-from nunasim.cli.progress import RunProgress
+from nunasim.cli.progress import run_progress
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
 from nunasim.io.presets import load_preset
@@ -85,7 +85,7 @@ def fig9_command(
     _unique("--collectives", collective_names, collective_names)
     _unique("--configs", config_names, config_names)
     preset = load_preset(preset_name)
-    with RunProgress("fig9") as progress:
+    with run_progress("fig9") as progress:
         table = speedup_table(preset, collective_names, byte_sizes, pods, config_names, progress)
     write_table(table, output)
     if png is not None:

@@ -8,7 +8,7 @@ import click
 
 from nunasim.cli.figures import save_figure
 from nunasim.cli.options import memory_option, preset_option
-from nunasim.cli.progress import RunProgress
+from nunasim.cli.progress import run_progress
 from nunasim.experiments.headline import run_headline
 from nunasim.io.files import check_output_folder, output_folder
 from nunasim.io.presets import load_preset
@@ -41,7 +41,7 @@ def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path)
     nbytes = parse_size(size)
     check_output_folder(out_dir)
     preset = load_preset(preset_name)
-    with RunProgress("headline") as progress:
+    with run_progress("headline") as progress:
         outcome = run_headline(preset, plan_name, nbytes, progress=progress)
     paper = {
         str(row.config): (float(row.paper_mean_ns), float(row.paper_max_ns))

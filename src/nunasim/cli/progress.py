@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -147,41 +148,32 @@ class Heartbeat:
         self.thread.join()
 
 
-class RunProgress:
-    """A command's progress over the runs it makes (``fig9``, ``headline``): on a terminal a
-    bar counting them with the last one named, its clock moving between them; in a log a
-    line every ``PLAIN_EVERY_S`` (``PlainLines``), through a long run too. Use as a
-    context manager and call it with each run's name."""
+@contextmanager
+def run_progress(
+    label: str, counting: bool = True, first: str | None = None
+) -> Iterator[Callable[[str], None]]:
+    """A command's progress over the runs it makes, to call with each run's name: on a
+    terminal a bar (counting the runs with the last one named, or with ``counting`` False
+    naming each message as it comes, ``first`` until then), its clock moving between them;
+    in a log a line every ``PLAIN_EVERY_S`` (``PlainLines``), through a long run too."""
+    if sys.stderr.isatty():
+        from tqdm import tqdm  # loaded only when a bar is drawn
 
-    def __init__(self, label: str) -> None:
-        self.bar: tqdm | None = None
-        self.lines: PlainLines | None = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm  # loaded only when a bar is drawn
+        bar = tqdm(desc=first or label, unit="run" if counting else "it", leave=False)
 
-            self.bar = tqdm(desc=label, unit="run", leave=False)
-            self.heartbeat = Heartbeat(self.bar.refresh)
-        else:
-            self.lines = PlainLines(label)
-            self.heartbeat = Heartbeat(self.lines.tick)
+        def show(what: str) -> None:
+            if counting:
+                bar.set_postfix_str(what)
+                bar.update(1)
+            else:
+                bar.set_description(what)
 
-    def __call__(self, what: str) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(what)
-            self.bar.update(1)
-        elif self.lines is not None:
-            self.lines(what)
-
-    def __enter__(self) -> RunProgress:
-        self.heartbeat.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.heartbeat.__exit__(kind, error, trace)
-        if self.bar is not None:
-            self.bar.close()
+        try:
+            with Heartbeat(bar.refresh):
+                yield show
+        finally:
+            bar.close()
+    else:
+        lines = PlainLines(label)
+        with Heartbeat(lines.tick):
+            yield lines

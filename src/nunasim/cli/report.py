@@ -30,8 +30,8 @@ def report_command(folder: Path, output: Path, title: str | None) -> None:
     from nunasim.experiments.html_report import find_sections, write_html_report
 
     check_output(output, (".html", ".htm"), "a page")
-    write_html_report(folder, output, title)
     sections = find_sections(folder)
+    write_html_report(folder, output, title, sections)
     pictures = sum(len(s.pictures) for s in sections)
     click.echo(
         f"wrote {output}: {len(sections)} section{'s' if len(sections) != 1 else ''}, "

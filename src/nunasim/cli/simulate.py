@@ -22,7 +22,7 @@ from nunasim.cli.options import (
     search_option,
     seed_option,
 )
-from nunasim.cli.progress import Heartbeat, PlainLines
+from nunasim.cli.progress import run_progress
 from nunasim.collectives.builtins import COLLECTIVES
 from nunasim.engine.base import AUTO, ENGINES
 from nunasim.errors import ConfigError
@@ -189,21 +189,11 @@ def simulate_command(
     # Progress: on a terminal a bar naming the search's candidate and its best so far; in a
     # log a line every PLAIN_EVERY_S (none for a quicker run); nothing when --json goes to
     # a pipe (the caller reads the output, not the progress).
-    if sys.stderr.isatty():
-        from tqdm import tqdm  # not loaded when nothing is shown
-
-        bar = tqdm(total=None, desc="placing", leave=False)
-        try:
-            with Heartbeat(bar.refresh):  # its clock moves through one long engine run
-                result = run_point(point, preset, bar.set_description, threads)
-        finally:
-            bar.close()
-    elif as_json and not sys.stdout.isatty():
+    if as_json and not sys.stdout.isatty() and not sys.stderr.isatty():
         result = run_point(point, preset, threads=threads)
     else:
-        lines = PlainLines("simulate")
-        with Heartbeat(lines.tick):
-            result = run_point(point, preset, lines, threads)
+        with run_progress("simulate", counting=False, first="placing") as progress:
+            result = run_point(point, preset, progress, threads)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod

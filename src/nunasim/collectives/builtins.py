@@ -22,7 +22,6 @@ has a default:
 from __future__ import annotations
 
 import math
-import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from nunasim.collectives.builder import collector_paused
 from nunasim.collectives.plan import Plan, Protocol
 from nunasim.collectives.plan_admission import admit_builtin
 from nunasim.errors import ConfigError
+from nunasim.units import as_whole
 
 
 @dataclass(frozen=True)
@@ -151,9 +151,10 @@ def _integer(name: str, key: str, value: str) -> int:
 
 def _whole(name: str, key: str, value: object) -> int:
     """A keyword's value from Python: an int or a NumPy integer, not 8.5 or True."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
+    whole = as_whole(value)
+    if whole is None:
         raise ConfigError(f"{key}={value!r} is not a whole number", source=name)
-    return operator.index(value)
+    return whole
 
 
 def _protocol(name: str, value: str) -> Protocol:

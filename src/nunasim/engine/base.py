@@ -17,13 +17,13 @@ engine joins with ``ENGINES.register``: one package and one line.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from nunasim.errors import ConfigError, quote
+from nunasim.units import as_whole
 
 if TYPE_CHECKING:
     from nunasim.collectives.plan import Plan
@@ -71,9 +71,10 @@ class PreparedRun:
         complete after that time (it stops there: a search's losing runs cost less)."""
         if deadline_ps is not None:
             # The engines take -1 for "no deadline": a caller's -1 must not mean that.
-            if isinstance(deadline_ps, bool) or not hasattr(deadline_ps, "__index__"):
+            whole = as_whole(deadline_ps)
+            if whole is None:
                 raise ConfigError(f"a deadline is picoseconds or None, not {quote(deadline_ps)}")
-            deadline_ps = operator.index(deadline_ps)
+            deadline_ps = whole
             if deadline_ps < 0:
                 raise ConfigError(f"a deadline must not be negative; got {deadline_ps} ps")
         return self._run(deadline_ps)

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 
 import pandas as pd
 
 from nunasim.collectives.builtins import is_builtin_name
 from nunasim.engine.result import SimResult
+from nunasim.experiments.figures.common import paper_data
 from nunasim.experiments.sweep import grid_points, run_point
 from nunasim.hardware import Preset
-from nunasim.io.presets import load_yaml
 from nunasim.units import PS_PER_NS, parse_size
 
 
@@ -26,8 +25,7 @@ def paper_fig10_ns(
 ) -> dict[str, tuple[float, float]]:
     """The paper's Fig. 10 (mean, max) store latencies per configuration (``paper.yaml``),
     for the experiment they are of; none for any other collective, pod or size."""
-    text = resources.files("nunasim.experiments").joinpath("paper.yaml").read_text()
-    fig10 = dict(load_yaml(text, "builtin:paper.yaml")["fig10"])
+    fig10 = dict(paper_data()["fig10"])
     experiment = fig10.pop("experiment")
     if (collective, gpus, size) != (
         experiment["collective"],

@@ -23,7 +23,7 @@ import pandas as pd
 from nunasim import __version__
 from nunasim.errors import ConfigError
 from nunasim.experiments.figures import FIGURES
-from nunasim.experiments.report import readable
+from nunasim.experiments.report import read_claims, readable
 from nunasim.io.files import MAX_INPUT_BYTES, write_atomically
 
 # A page is opened whole by a browser: beyond this the folder is not a run's output.
@@ -42,7 +42,7 @@ class Section:
     title: str
     run: dict[str, Any] = field(default_factory=dict)
     pictures: list[Path] = field(default_factory=list)
-    claims: Path | None = None
+    claims: pd.DataFrame | None = None  # paper.csv: claim, paper, ours, verdict
     tables: list[Path] = field(default_factory=list)
     texts: list[Path] = field(default_factory=list)
 
@@ -80,7 +80,7 @@ def _section(folder: Path) -> Section | None:
         elif path.suffix == ".png":
             section.pictures.append(path)
         elif path.name == "paper.csv":
-            section.claims = path
+            section.claims = read_claims(path)
         elif path.suffix == ".csv":
             section.tables.append(path)
         else:
@@ -155,27 +155,8 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _claims(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(
-            path, dtype=str, keep_default_na=False, encoding_errors="backslashreplace"
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ConfigError(f"is not a readable claims table: {exc}", source=str(path)) from None
-
-
-def claims_html(path: Path) -> str:
+def claims_html(claims: pd.DataFrame) -> str:
     """The paper's claims beside ours, each row marked by its verdict."""
-    claims = _claims(path)
-    missing = {"claim", "paper", "ours"} - set(claims.columns)
-    if missing:
-        raise ConfigError(
-            f"is not a claims table: no column {', '.join(sorted(missing))}", source=str(path)
-        )
-    if "verdict" not in claims:
-        claims["verdict"] = [
-            {"True": "holds", "False": "no"}.get(v, "not measured") for v in claims.get("holds", [])
-        ]
     rows = []
     for row in claims.itertuples(False):
         verdict = str(row.verdict)
@@ -196,8 +177,7 @@ def verdict_counts(sections: list[Section]) -> dict[str, int]:
     for section in sections:
         if section.claims is None:
             continue
-        claims = _claims(section.claims)
-        for verdict in claims.get("verdict", []):
+        for verdict in section.claims["verdict"]:
             key = str(verdict).split(" (")[0]
             counts[key if key in counts else "not measured"] += 1
     return counts
@@ -249,9 +229,11 @@ def _asset(name: str) -> str:
     return resources.files("nunasim.experiments").joinpath(ASSETS, name).read_text("utf-8")
 
 
-def render_html(folder: Path, title: str | None = None) -> str:
-    """The page for the run in ``folder``."""
-    sections = find_sections(folder)
+def render_html(
+    folder: Path, title: str | None = None, sections: list[Section] | None = None
+) -> str:
+    """The page for the run in ``folder`` (its ``find_sections``, unless given)."""
+    sections = find_sections(folder) if sections is None else sections
     counts = verdict_counts(sections)
     heading = title or f"nunasim results: {folder.resolve().name}"
     contents = "".join(
@@ -292,6 +274,8 @@ def render_html(folder: Path, title: str | None = None) -> str:
     return page
 
 
-def write_html_report(folder: Path, path: Path, title: str | None = None) -> Path:
-    page = render_html(folder, title)
+def write_html_report(
+    folder: Path, path: Path, title: str | None = None, sections: list[Section] | None = None
+) -> Path:
+    page = render_html(folder, title, sections)
     return write_atomically(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))

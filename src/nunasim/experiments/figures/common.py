@@ -43,9 +43,14 @@ def paper_claims(figure: str) -> list[dict[str, str]]:
     return [{k: str(claim[k]) for k in ("id", "claim", "paper")} for claim in _raw(figure)]
 
 
-def _raw(figure: str) -> list[dict[str, Any]]:
+def paper_data() -> dict[str, Any]:
+    """``paper.yaml``: the paper's figures and claims, as the package ships them."""
     text = resources.files("nunasim.experiments").joinpath("paper.yaml").read_text()
-    return list(load_yaml(text, "builtin:paper.yaml")["claims"][figure])
+    return dict(load_yaml(text, "builtin:paper.yaml"))
+
+
+def _raw(figure: str) -> list[dict[str, Any]]:
+    return list(paper_data()["claims"][figure])
 
 
 def claim_numbers(figure: str) -> dict[str, tuple[tuple[float, float], str, float]]:
