@@ -15,11 +15,22 @@ TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
 
 
 @jit(inline=True)
-def push_event(hk, hp, n, t, seq, payload):
-    """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
+def event_key(t, seq):
+    """The key of an event at time ``t`` scheduled ``seq``-th."""
     if t >= TIME_LIMIT_PS:
         raise ValueError("the packet engine simulates at most 1.1 s of time")
-    key = (t << SEQ_BITS) | (seq & SEQ_MASK)
+    return (t << SEQ_BITS) | (seq & SEQ_MASK)
+
+
+@jit(inline=True)
+def push_event(hk, hp, n, t, seq, payload):
+    """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
+    return push_key(hk, hp, n, event_key(t, seq), payload)
+
+
+@jit(inline=True)
+def push_key(hk, hp, n, key, payload):
+    """Insert an event whose key is made already (``event_key``)."""
     i = n
     while i > 0:
         p = (i - 1) >> 2

@@ -33,7 +33,8 @@ packets (``docs/noc.md``, "What is modelled" and "Against BookSim2"):
   the links behind it;
 - every flit's slot is freed when the flit leaves the buffer, and its credit reaches the
   resource upstream CREDIT_PS later (one event per message returns all its flits' credits,
-  at the tail's);
+  at the tail's; an event on the heap only while a message waits for that VC, see
+  ``nunasim.engine.packet.credits``);
 - with TAIL_CREDIT, only an empty VC (every credit back) takes a message.
 
 Without such resources the loop takes exactly the path it takes without the feature.
@@ -47,7 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.jit import jit, prefetcher
+from nunasim.engine.jit import jit
 from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
 from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
 from nunasim.engine.kernel.ready import any_unfinished, initially_ready
@@ -66,11 +67,16 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.packet.credits import (
     _append,
+    _credit_returns,
     _credits_taken,
+    _due,
     _leave_buffer,
     _pick_vc,
+    _returned,
     _serve_output,
     _vc_tables,
+    _watch,
+    _watch_all,
 )
 from nunasim.engine.packet.events import (
     EV_ACK,
@@ -85,6 +91,7 @@ from nunasim.engine.packet.events import (
     PH_GRANTED,
     PH_REQUEST,
 )
+from nunasim.engine.packet.prefetch import _prefetch_ahead
 from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline, route_loads
 from nunasim.engine.packet.steps import (
     _enqueue,
@@ -169,37 +176,6 @@ def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
     # typing them costs the call about 2.5 us more than passing their fields one by one,
     # once per run (benchmarks/packet_kernel_calls.py).
     return _loop(inputs, outputs)
-
-
-_prefetch = prefetcher()  # the compiled loop calls it by this global name
-
-
-@jit(inline=True)
-def _prefetch_ahead(hp, n, pos, pos_end, route, res):
-    """Ask the memory for what the coming events will read while this one is handled. The
-    loop is bound by memory latency: an event reads its message's route cursor, then the
-    route entry it points to, then that resource's row, each a cache miss once the run
-    outgrows the cache, one after the other. The next event is the heap's root and the ones
-    after it are among the root's children and grandchildren, so: for the root, the row of
-    the resource it moves to (its cursor and route entry were asked for at the events
-    before); for the children, their route entries; for the grandchildren, their cursors.
-    A 64-GPU All-Gather runs 1.5 to 2 times as fast. Hints only: nothing computed changes."""
-    head = hp[0]
-    if head & EV_MASK == EV_ROUTE:
-        m = head >> EV_BITS
-        p = pos[m]
-        if p < pos_end[m]:
-            _prefetch(res, route[p, ROUTE_RES])
-    end = min(n, 21)
-    for c in range(1, end):
-        ahead = hp[c]
-        if ahead & EV_MASK == EV_ROUTE:
-            m = ahead >> EV_BITS
-            if c < 5:
-                _prefetch(route, pos[m])
-            else:
-                _prefetch(pos, m)
-                _prefetch(pos_end, m)
 
 
 @jit
@@ -306,6 +282,7 @@ def _loop(inputs, outputs):
     onext = np.full(nmsg if flow else 0, -1, dtype=np.int64)
     out_armed = np.zeros(nres if flow else 0, dtype=np.bool_)
     outputs_q = (oq_head, out_armed, res)
+    returns = _credit_returns(res, vc_start, vc_res, credit, held, wq_head)
     # A message has at most one event pending, a VC at most one credit event per flit slot
     # of its buffer, and a resource at most one EV_OUTPUT event.
     cap = nmsg + nlo + nsteps + 2 + (nres if flow else 0)
@@ -322,6 +299,7 @@ def _loop(inputs, outputs):
     ntouched = 0
     is_touched = np.zeros(ncus, dtype=np.bool_)
     events = 0
+    now = 0  # the key of the event being handled
 
     ntimed = timed_step.shape[0]
     nxt = 0  # the next timed release
@@ -386,16 +364,18 @@ def _loop(inputs, outputs):
             events += 1
             continue
         if n == 0:
+            now = -1  # drained: every credit return left counts as handled
             break
+        now = hk[0]  # the key of the event handled
         t, payload, n = pop_event(hk, hp, n)
         if stop_ps >= 0 and t > stop_ps:
             if any_unfinished(step_end):
-                return events, True
+                return events + _due(now, returns), True
             stop_ps = -1  # every step ended in time: run what is left to its end
         if stop_ps >= 0 and events >= next_check:  # or cannot end in time: see its module
             next_check = events + max(CHECK_EVERY, 4 * nres)
             if misses_deadline(res, owed, t, stop_ps):
-                return events, True
+                return events + _due(now, returns), True
         events += 1
         if n > 0:
             _prefetch_ahead(hp, n, pos, pos_end, route, res)
@@ -418,7 +398,7 @@ def _loop(inputs, outputs):
                         seq += 1
                         continue
                 if p == pos_end[m]:  # the route ends in this buffer: the sink takes it
-                    n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers)
+                    n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers, returns)
                     in_vc[m] = -1
             if p < pos_end[m]:
                 e = route[p, ROUTE_RES]
@@ -444,14 +424,18 @@ def _loop(inputs, outputs):
                         v = granted_vc[m]
                     else:
                         if res[e, VCS] > 0:
+                            events += _returned(e, now, returns)
                             v = _pick_vc(res, e, vc_start, credit, held, vc_rr)
                             if v < 0:  # every VC downstream is held: wait for one
+                                if wq_head[e] < 0:
+                                    n = _watch_all(e, hk, hp, n, returns)
                                 _append(wq_head, wq_tail, wnext, e, m)
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
                             take = _credits_taken(res, e)
                             if credit[v] < take:  # allocated, it waits for v's credits
                                 held[v] = m
+                                n = _watch(v, hk, hp, n, returns)
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
                             credit[v] -= take
@@ -483,7 +467,7 @@ def _loop(inputs, outputs):
                         port_free[vc_res[b]] = start + res[vc_res[b], OCC]
                         gap = res[e, OCC] - res[e, FLIT_PS] if res[e, FLIT_PS] > 0 else 0
                         n, seq = _leave_buffer(
-                            m, b, start, gap, start + res[e, OCC], hk, hp, n, seq, buffers
+                            m, b, start, gap, start + res[e, OCC], hk, hp, n, seq, buffers, returns
                         )
                     n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                     in_vc[m] = v
@@ -557,6 +541,7 @@ def _loop(inputs, outputs):
         elif kind == EV_CREDIT:
             b = arg
             e = vc_res[b]
+            events += _returned(e, now, returns)  # the returns due before this one
             take = _credits_taken(res, e)
             credit[b] += take
             m = held[b]
@@ -578,6 +563,7 @@ def _loop(inputs, outputs):
                     wq_tail[e] = -1
                 if credit[v] < take:
                     held[v] = m
+                    n = _watch(v, hk, hp, n, returns)
                     continue
                 credit[v] -= take
                 granted_vc[m] = v
@@ -593,4 +579,4 @@ def _loop(inputs, outputs):
                 n, seq, nready = _line_delivered(
                     msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
                 )
-    return events, False
+    return events + _due(now, returns), False
