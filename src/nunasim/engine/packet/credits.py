@@ -8,8 +8,9 @@ their event keys (as many as its buffer has flit slots, the most it can have out
 every read of a VC's credits first applies the returns whose keys come before the event
 being handled. Once a message starts to wait, the VC's returns still due become heap events
 with the keys they were made with, and new ones are events while it waits. The loop then
-handles every event it would handle with one heap event per return, in the same order
-(halving a credit run's heap traffic; ``benchmarks/noc_rate.py``).
+handles every event it would handle with one heap event per return, in the same order.
+Measured on mesh8x8-vc, 1-flit uniform at 0.2 over 120,000 cycles (credit returns 38 % of
+the events): the whole ``nunasim noc`` run went from 2.98 to 2.74 s, best of 3.
 
 Inlined into the compiled loop (``nunasim.engine.packet.core``); after a change here clear
 numba's caches (see ``nunasim.engine.packet.events``).
@@ -74,21 +75,17 @@ def _vc_tables(res):
 
 
 @jit(inline=True)
-def _return_rings(res, vc_start, vc_res):
-    """Room for every VC's credit returns due (``ring_start``: CSR over VCs, one slot per
-    flit slot of its buffer), each ring's first entry and how many it holds."""
+def _credit_returns(res, vc_start, vc_res, credit, held, wq_head):
+    """The credit-return bookkeeping ``_returned``, ``_watch`` and ``_return_credits`` share:
+    room for every VC's returns due (``ring_start``: CSR over VCs, one slot per flit slot of
+    its buffer), each ring's first entry and how many it holds, then the VC state they read."""
     nvc = vc_start[res.shape[0]]
     ring_start = np.zeros(nvc + 1, dtype=np.int64)
     for v in range(nvc):
         ring_start[v + 1] = ring_start[v] + res[vc_res[v], BUF_FLITS]
     ring_key = np.empty(ring_start[nvc], dtype=np.int64)
-    return ring_key, ring_start, np.zeros(nvc, dtype=np.int64), np.zeros(nvc, dtype=np.int64)
-
-
-@jit(inline=True)
-def _credit_returns(res, vc_start, vc_res, credit, held, wq_head):
-    """The credit-return bookkeeping ``_returned``, ``_watch`` and ``_return_credits`` share."""
-    ring_key, ring_start, ring_head, ring_count = _return_rings(res, vc_start, vc_res)
+    ring_head = np.zeros(nvc, dtype=np.int64)
+    ring_count = np.zeros(nvc, dtype=np.int64)
     return (
         ring_key,
         ring_start,
