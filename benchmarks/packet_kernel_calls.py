@@ -2,7 +2,7 @@
 
 Run: python benchmarks/packet_kernel_calls.py [--calls N] [--repeat N]
 A compiled kernel takes at most 12 arguments, so the packet core's event loop takes the run's
-``CoreInputs`` and ``CoreOutputs`` whole, ``_loop(inputs, outputs)``, and the route writer
+``CoreInputs`` and ``CoreOutputs`` whole, ``_loop(inputs, outputs, state)``, and the route writer
 of lowering two bundles and its table, ``_write_routes(ends, network, table)``; numba types
 a bundle from its fields on every call. Measured, with the compile cache warm, best of
 ``--repeat`` means over ``--calls`` calls:
@@ -46,6 +46,7 @@ from nunasim.engine.lowering.lower import Lowered, lower
 from nunasim.engine.packet import core
 from nunasim.engine.packet.core import CoreInputs, CoreOutputs
 from nunasim.engine.packet.engine import core_inputs, simulate
+from nunasim.engine.packet.state import loop_state
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import place
 from nunasim.scenario import Scenario
@@ -125,7 +126,8 @@ def measure(calls: int, repeat: int) -> dict[str, float]:
     trace = simulate(lowered)
     m: dict[str, float] = {"tiny_events": trace.events}
     m["run_s"] = per_call_s(lambda: core.run(empty, outputs), calls, repeat)
-    m["loop_s"] = per_call_s(lambda: core._loop(empty, outputs), calls, repeat)
+    state = loop_state(empty)
+    m["loop_s"] = per_call_s(lambda: core._loop(empty, outputs, state), calls, repeat)
     m["bundled_s"] = per_call_s(lambda: _bundled(empty, outputs), calls, repeat)
     m["flat_s"] = per_call_s(lambda: _flat(*fields), calls, repeat)
     m["routes_s"] = per_call_s(

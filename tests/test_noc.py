@@ -35,6 +35,7 @@ from nunasim.engine.noc.saturation import saturation
 from nunasim.engine.packet import core
 from nunasim.engine.packet.core import CoreInputs, CoreOutputs
 from nunasim.engine.packet.engine import run_core, simulate
+from nunasim.engine.packet.state import LoopState, loop_state
 from nunasim.errors import ConfigError
 from nunasim.experiments.noc_curve import CurveSpec, sweep
 from nunasim.hardware import Die, Mesh, Pod, Port, Socket, Stack
@@ -247,7 +248,7 @@ def test_credit_runs_are_deterministic_and_compiled_equals_python(reference):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(reference, one.packets, one.inject_ps, 2, one.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(inputs, outputs) == (one.events, False)
+    assert core._loop.py_func(inputs, outputs, loop_state(inputs)) == (one.events, False)
     assert (outputs.msg_done == one.head_ps).all()
 
 
@@ -385,7 +386,7 @@ def test_compiled_loop_equals_python(small):
     noc = run_noc(small, "uniform", 0.8, 2, cycles=300, warmup=50, seed=1)
     inputs = noc_inputs(small, noc.packets, noc.inject_ps, 2, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    events, _ = core._loop.py_func(inputs, outputs)
+    events, _ = core._loop.py_func(inputs, outputs, loop_state(inputs))
     assert events == noc.events
     assert (outputs.msg_done == noc.head_ps).all()
     links = inputs.res[: small.mesh.link_slots]
@@ -408,11 +409,14 @@ def test_higher_rate_injects_a_superset(small):
 
 def test_the_loop_takes_the_fields_of_the_core_tuples():
     loop = getattr(core._loop, "py_func", core._loop)
-    assert tuple(inspect.signature(loop).parameters) == ("inputs", "outputs")
+    assert tuple(inspect.signature(loop).parameters) == ("inputs", "outputs", "state")
     source = inspect.getsource(loop)
-    for bundle, fields in (("inputs", CoreInputs._fields), ("outputs", CoreOutputs._fields)):
+    setup = inspect.getsource(loop_state)
+    for name in CoreInputs._fields:  # every input, read by the loop or by its state's setup
+        assert f"    {name} = inputs.{name}\n" in source or f"i.{name}" in setup
+    for bundle, fields in (("outputs", CoreOutputs._fields), ("state", LoopState._fields)):
         for name in fields:  # every field, under its own name
-            assert f"    {name} = {bundle}.{name}\n" in source
+            assert f"    {name} = {bundle}.{name}" in source or f"state.{name}," in source
 
 
 def _lone_packet_ps(socket, src, dst):
@@ -953,7 +957,7 @@ def test_saturated_credit_runs_compiled_equal_python(reference, changes):
         return  # running uncompiled already (NUNASIM_NO_JIT=1)
     inputs = noc_inputs(shallow, noc.packets, noc.inject_ps, 4, noc.stop)
     outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
-    assert core._loop.py_func(inputs, outputs) == (noc.events, False)
+    assert core._loop.py_func(inputs, outputs, loop_state(inputs)) == (noc.events, False)
     assert (outputs.msg_done == noc.head_ps).all()
 
 

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 
-def jit(function: Callable | None = None, *, inline: bool = False) -> Any:
+def jit(function: Callable | None = None, *, inline: bool = False, nrt: bool = True) -> Any:
     def wrap(f: Callable) -> Callable:
         if os.environ.get("NUNASIM_NO_JIT") == "1":
             return f
@@ -23,7 +23,8 @@ def jit(function: Callable | None = None, *, inline: bool = False) -> Any:
 
         if inline:
             return numba.njit(inline="always")(f)
-        return numba.njit(cache=True, nogil=True)(f)
+        # nrt=False: without numba's reference counting, for a kernel that allocates nothing
+        return numba.njit(cache=True, nogil=True, _nrt=nrt)(f)
 
     return wrap(function) if function is not None else wrap
 

@@ -7,8 +7,12 @@ from nunasim.engine.jit import jit
 
 @jit
 def any_unfinished(step_end):
-    """Whether a step has not ended (its end is still -1)."""
-    return (step_end < 0).any()
+    """Whether a step has not ended (its end is still -1). A loop, not an array expression:
+    the packet core allocates nothing (``nunasim.engine.packet.state``)."""
+    for s in range(step_end.shape[0]):  # noqa: SIM110 (numba compiles no generator)
+        if step_end[s] < 0:
+            return True
+    return False
 
 
 @jit(inline=True)

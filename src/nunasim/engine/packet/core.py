@@ -53,7 +53,6 @@ from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
 from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
 from nunasim.engine.kernel.ready import any_unfinished, initially_ready
 from nunasim.engine.kernel.rows import (
-    BUF_FLITS,
     FLIT_PS,
     FLITS,
     FREE_AT,
@@ -67,14 +66,12 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.packet.credits import (
     _append,
-    _credit_returns,
     _credits_taken,
     _due,
     _leave_buffer,
     _pick_vc,
     _returned,
     _serve_output,
-    _vc_tables,
     _watch,
     _watch_all,
 )
@@ -92,7 +89,8 @@ from nunasim.engine.packet.events import (
     PH_REQUEST,
 )
 from nunasim.engine.packet.prefetch import _prefetch_ahead
-from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline, route_loads
+from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline
+from nunasim.engine.packet.state import loop_state
 from nunasim.engine.packet.steps import (
     _enqueue,
     _finish_step,
@@ -172,25 +170,25 @@ def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
     number of events handled and whether it stopped at ``stop_ps``."""
     if (np.diff(inputs.timed_at) < 0).any():
         raise ValueError("timed releases must be in order of time")
-    # The compiled loop takes the two bundles whole (a kernel takes at most 12 arguments):
+    # The compiled loop takes the bundles whole (a kernel takes at most 12 arguments):
     # typing them costs the call about 2.5 us more than passing their fields one by one,
     # once per run (benchmarks/packet_kernel_calls.py).
-    return _loop(inputs, outputs)
+    return _loop(inputs, outputs, loop_state(inputs))
 
 
-@jit
-def _loop(inputs, outputs):
+@jit(nrt=False)
+def _loop(inputs, outputs, state):
     """The event loop over one run's ``CoreInputs`` and ``CoreOutputs`` (see ``run``).
 
     A write or store with ``msg_target >= 0`` is data-polled (LL, LL128, packets): it
     counts as delivered for its line operation once issued, and it counts down the arrival
     counter ``msg_target`` when it lands; the counter's last line releases the steps in
-    ``release``. Its acknowledgement only frees the CU's request slot.
+    ``release``. Its acknowledgement only frees the CU's request slot. ``state``: the
+    arrays it works on, as they start (``nunasim.engine.packet.state``); it allocates none.
     """
     res = inputs.res
     tb_cu = inputs.tb_cu
     step_tb = inputs.step_tb
-    step_wait = inputs.step_wait
     step_compute_ps = inputs.step_compute_ps
     timed_step = inputs.timed_step
     timed_at = inputs.timed_at
@@ -206,15 +204,11 @@ def _loop(inputs, outputs):
     msg_lineop = inputs.msg_lineop
     msg_cu = inputs.msg_cu
     msg_target = inputs.msg_target
-    arrival_lines = inputs.arrival_lines
     release_start = inputs.release_start
     release = inputs.release
     msg_ack_ps = inputs.msg_ack_ps
     msg_pre_ps = inputs.msg_pre_ps
-    msg_route = inputs.msg_route
-    route_start = inputs.route_start
     route = inputs.route
-    ncus = inputs.ncus
     window = inputs.window
     stop_step = inputs.stop_step
     stop_ps = inputs.stop_ps
@@ -226,91 +220,89 @@ def _loop(inputs, outputs):
     msg_dst_in = outputs.msg_dst_in
     msg_stack_in = outputs.msg_stack_in
     msg_done = outputs.msg_done
-    nsteps = step_tb.shape[0]
-    nlo = lineop_compute_ps.shape[0]
-    nmsg = msg_kind.shape[0]
-    wait = step_wait.copy()
-    arrival_left = arrival_lines.copy()
-    lo_sources = np.empty(nlo, dtype=np.int64)
-    lo_sinks = np.empty(nlo, dtype=np.int64)
-    for lo in range(nlo):
-        lo_sources[lo] = lineop_msgs[lo, 1] - lineop_msgs[lo, 0]
-        lo_sinks[lo] = lineop_msgs[lo, 2] - lineop_msgs[lo, 1]
-    step_left = np.empty(nsteps, dtype=np.int64)
-    for s in range(nsteps):
-        step_left[s] = lineop_start[s + 1] - lineop_start[s]
-    inflight = np.zeros(ncus, dtype=np.int64)
-    compute_free = np.zeros(ncus, dtype=np.int64)
-    qhead = np.full(ncus, -1, dtype=np.int64)
-    qtail = np.full(ncus, -1, dtype=np.int64)
-    qnext = np.full(nmsg, -1, dtype=np.int64)
-    pos = np.empty(nmsg, dtype=np.int64)  # next route entry of each message
-    pos_end = np.empty(nmsg, dtype=np.int64)
-    for m in range(nmsg):
-        pos[m] = route_start[msg_route[m]]
-        pos_end[m] = route_start[msg_route[m] + 1]
     nres = res.shape[0]
-    flow = (res[:, VCS] > 0).any()
+    flow = False  # any credit flow-controlled resource
+    for e in range(nres):
+        if res[e, VCS] > 0:
+            flow = True
+            break
+    wait = state.wait
+    arrival_left = state.arrival_left
+    lo_sources = state.lo_sources
+    lo_sinks = state.lo_sinks
+    step_left = state.step_left
+    ready = state.ready
+    inflight = state.inflight
+    compute_free = state.compute_free
+    qhead = state.qhead
+    qtail = state.qtail
+    qnext = state.qnext
+    touched = state.touched  # CUs whose queue grew or window opened
+    is_touched = state.is_touched
+    cursor = state.cursor  # each message's next route entry and its route's end
     # Credit flow control: VC v (numbered resource by resource: resource e's are
     # vc_start[e] .. vc_start[e + 1] - 1) of the buffer fed by resource vc_res[v] has
     # credit[v] free flit slots and holds a FIFO of messages (fifo_head, fifo_tail,
     # fifo_next); in_vc[m] is the VC whose buffer message m is in (-1: none).
-    vc_start, vc_res, credit = _vc_tables(res)
-    nvc = vc_start[nres]
-    fifo_head = np.full(nvc, -1, dtype=np.int64)
-    fifo_tail = np.full(nvc, -1, dtype=np.int64)
-    fifo_next = np.full(nmsg if flow else 0, -1, dtype=np.int64)
-    in_vc = np.full(nmsg if flow else 0, -1, dtype=np.int64)
-    behind = np.zeros(nmsg if flow else 0, dtype=np.bool_)  # arrived, not yet at the head
-    hol_ok = np.zeros(nmsg if flow else 0, dtype=np.int64)  # at the head: free to go from
-    phase = np.zeros(nmsg if flow else 0, dtype=np.int8)
-    granted_vc = np.full(nmsg if flow else 0, -1, dtype=np.int64)
-    vc_ok = np.zeros(nvc, dtype=np.int64)  # VC v's next head goes at vc_ok[v] at the earliest
+    vc_start = state.vc_start
+    vc_res = state.vc_res
+    credit = state.credit
+    fifo_head = state.fifo_head
+    fifo_tail = state.fifo_tail
+    fifo_next = state.fifo_next
+    in_vc = state.in_vc
+    behind = state.behind  # arrived, not yet at the head
+    hol_ok = state.hol_ok  # at the head: free to go from
+    phase = state.phase
+    granted_vc = state.granted_vc
+    vc_ok = state.vc_ok  # VC v's next head goes at vc_ok[v] at the earliest
     buffers = (vc_res, fifo_head, fifo_tail, fifo_next, behind, hol_ok, phase, res, vc_ok)
-    held = np.full(nvc, -1, dtype=np.int64)  # the message allocated VC v, waiting for credits
-    vc_rr = np.zeros(nres, dtype=np.int64)  # round-robin pointer of e's VC allocation
-    wq_head = np.full(nres, -1, dtype=np.int64)  # messages waiting for a free VC, FIFO
-    wq_tail = np.full(nres, -1, dtype=np.int64)
-    wnext = np.full(nmsg if flow else 0, -1, dtype=np.int64)
-    arrived = np.zeros(nmsg if flow else 0, dtype=np.int64)  # when it asked for its resource
+    held = state.held  # the message allocated VC v, waiting for credits
+    vc_rr = state.vc_rr  # round-robin pointer of e's VC allocation
+    wq_head = state.wq_head  # messages waiting for a free VC, FIFO
+    wq_tail = state.wq_tail
+    wnext = state.wnext
+    arrived = state.arrived  # when it asked for its resource
     # The input port of the buffer resource u feeds is crossing the switch until port_free[u].
-    port_free = np.zeros(nres if flow else 0, dtype=np.int64)
+    port_free = state.port_free
     # Buffered messages waiting for a busy resource e, FIFO, and whether an EV_OUTPUT event
     # will serve them.
-    oq_head = np.full(nres if flow else 0, -1, dtype=np.int64)
-    oq_tail = np.full(nres if flow else 0, -1, dtype=np.int64)
-    onext = np.full(nmsg if flow else 0, -1, dtype=np.int64)
-    out_armed = np.zeros(nres if flow else 0, dtype=np.bool_)
+    oq_head = state.oq_head
+    oq_tail = state.oq_tail
+    onext = state.onext
+    out_armed = state.out_armed
     outputs_q = (oq_head, out_armed, res)
-    returns = _credit_returns(res, vc_start, vc_res, credit, held, wq_head)
-    # A message has at most one event pending, a VC at most one credit event per flit slot
-    # of its buffer, and a resource at most one EV_OUTPUT event.
-    cap = nmsg + nlo + nsteps + 2 + (nres if flow else 0)
-    for v in range(nvc):
-        cap += res[vc_res[v], BUF_FLITS]
-    hk = np.empty(cap, dtype=np.int64)
-    hp = np.empty(cap, dtype=np.int64)
+    # The credit returns' bookkeeping ``_returned``, ``_watch`` and ``_return_credits`` share:
+    # each VC's ring of returns due (CSR ``ring_start``), its first entry and how many it
+    # holds, then the VC state they read.
+    returns = (
+        state.ring_key,
+        state.ring_start,
+        state.ring_head,
+        state.ring_count,
+        credit,
+        vc_start,
+        res,
+        vc_res,
+        held,
+        wq_head,
+    )
+    hk = state.hk
+    hp = state.hp
     n = 0
     seq = 0
-    ready = np.empty(nsteps, dtype=np.int64)
     steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready)
     lines = (lo_sinks, lineop_step, step_left)
-    touched = np.empty(ncus, dtype=np.int64)  # CUs whose queue grew or window opened
     ntouched = 0
-    is_touched = np.zeros(ncus, dtype=np.bool_)
     events = 0
     now = 0  # the key of the event being handled
 
     ntimed = timed_step.shape[0]
     nxt = 0  # the next timed release
-    for i in range(ntimed):
-        wait[timed_step[i]] += 1
     nready = initially_ready(wait, ready)
     t = 0
     next_check = 0
-    owed = np.zeros(nres, dtype=np.int64)
-    if stop_ps >= 0:
-        owed = route_loads(route, pos, pos_end, nres, msg_kind, msg_target, release_start)
+    owed = state.owed
     while True:
         # Start every ready step at time t; an empty step completes at once.
         while nready > 0:
@@ -378,13 +370,13 @@ def _loop(inputs, outputs):
                 return events + _due(now, returns), True
         events += 1
         if n > 0:
-            _prefetch_ahead(hp, n, pos, pos_end, route, res)
+            _prefetch_ahead(hp, n, cursor, route, res)
         kind = payload & EV_MASK
         arg = payload >> EV_BITS
 
         if kind == EV_ROUTE:
             m = arg
-            p = pos[m]
+            p = cursor[m, 0]
             if flow and in_vc[m] >= 0:
                 b = in_vc[m]
                 if phase[m] == PH_ARRIVE:
@@ -397,10 +389,10 @@ def _loop(inputs, outputs):
                         n = push_event(hk, hp, n, hol_ok[m], seq, payload)
                         seq += 1
                         continue
-                if p == pos_end[m]:  # the route ends in this buffer: the sink takes it
+                if p == cursor[m, 1]:  # the route ends in this buffer: the sink takes it
                     n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers, returns)
                     in_vc[m] = -1
-            if p < pos_end[m]:
+            if p < cursor[m, 1]:
                 e = route[p, ROUTE_RES]
                 v = -1
                 if flow:
@@ -440,7 +432,7 @@ def _loop(inputs, outputs):
                                 continue
                             credit[v] -= take
                     phase[m] = PH_ARRIVE
-                pos[m] = p + 1
+                cursor[m, 0] = p + 1
                 start = res[e, FREE_AT]
                 if start < t:
                     start = t

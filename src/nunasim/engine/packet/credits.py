@@ -18,8 +18,6 @@ numba's caches (see ``nunasim.engine.packet.events``).
 
 from __future__ import annotations
 
-import numpy as np
-
 from nunasim.engine.jit import jit
 from nunasim.engine.kernel.heap import event_key, push_event, push_key
 from nunasim.engine.kernel.rows import (
@@ -30,7 +28,6 @@ from nunasim.engine.kernel.rows import (
     HEAD_PS,
     OCC,
     TAIL_CREDIT,
-    VCS,
 )
 from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
 
@@ -54,50 +51,6 @@ def _credits_taken(res, e):
     fps = res[e, FLIT_PS]
     take = res[e, OCC] // fps if fps > 0 else 1
     return min(max(take, 1), res[e, BUF_FLITS])
-
-
-@jit(inline=True)
-def _vc_tables(res):
-    """The VCs of every resource's downstream buffer, numbered resource by resource (e's
-    are ``vc_start[e] .. vc_start[e + 1] - 1``): ``vc_start``, the resource each VC's
-    buffer is fed by, and each VC's credits, all free."""
-    nres = res.shape[0]
-    vc_start = np.zeros(nres + 1, dtype=np.int64)
-    for e in range(nres):
-        vc_start[e + 1] = vc_start[e] + res[e, VCS]
-    vc_res = np.empty(vc_start[nres], dtype=np.int64)
-    credit = np.empty(vc_start[nres], dtype=np.int64)
-    for e in range(nres):
-        for v in range(vc_start[e], vc_start[e + 1]):
-            vc_res[v] = e
-            credit[v] = res[e, BUF_FLITS]
-    return vc_start, vc_res, credit
-
-
-@jit(inline=True)
-def _credit_returns(res, vc_start, vc_res, credit, held, wq_head):
-    """The credit-return bookkeeping ``_returned``, ``_watch`` and ``_return_credits`` share:
-    room for every VC's returns due (``ring_start``: CSR over VCs, one slot per flit slot of
-    its buffer), each ring's first entry and how many it holds, then the VC state they read."""
-    nvc = vc_start[res.shape[0]]
-    ring_start = np.zeros(nvc + 1, dtype=np.int64)
-    for v in range(nvc):
-        ring_start[v + 1] = ring_start[v] + res[vc_res[v], BUF_FLITS]
-    ring_key = np.empty(ring_start[nvc], dtype=np.int64)
-    ring_head = np.zeros(nvc, dtype=np.int64)
-    ring_count = np.zeros(nvc, dtype=np.int64)
-    return (
-        ring_key,
-        ring_start,
-        ring_head,
-        ring_count,
-        credit,
-        vc_start,
-        res,
-        vc_res,
-        held,
-        wq_head,
-    )
 
 
 @jit(inline=True)

@@ -14,7 +14,7 @@ _prefetch = prefetcher()  # the compiled loop calls it by this global name
 
 
 @jit(inline=True)
-def _prefetch_ahead(hp, n, pos, pos_end, route, res):
+def _prefetch_ahead(hp, n, cursor, route, res):
     """Ask the memory for what the coming events will read while this one is handled. The
     loop is bound by memory latency: an event reads its message's route cursor, then the
     route entry it points to, then that resource's row, each a cache miss once the run
@@ -26,8 +26,8 @@ def _prefetch_ahead(hp, n, pos, pos_end, route, res):
     head = hp[0]
     if head & EV_MASK == EV_ROUTE:
         m = head >> EV_BITS
-        p = pos[m]
-        if p < pos_end[m]:
+        p = cursor[m, 0]
+        if p < cursor[m, 1]:
             _prefetch(res, route[p, ROUTE_RES])
     end = min(n, 21)
     for c in range(1, end):
@@ -35,7 +35,6 @@ def _prefetch_ahead(hp, n, pos, pos_end, route, res):
         if ahead & EV_MASK == EV_ROUTE:
             m = ahead >> EV_BITS
             if c < 5:
-                _prefetch(route, pos[m])
+                _prefetch(route, cursor[m, 0])
             else:
-                _prefetch(pos, m)
-                _prefetch(pos_end, m)
+                _prefetch(cursor, m)

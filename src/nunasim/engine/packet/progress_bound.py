@@ -29,7 +29,7 @@ from nunasim.engine.kernel.rows import FLITS, FREE_AT, LAT, OCC, ROUTE_RES
 CHECK_EVERY = 1 << 14
 
 
-@jit(inline=True)
+@jit
 def route_loads(route, pos, pos_end, nres, msg_kind, msg_target, release_start):
     """How many services each resource owes before the collective can end: the route
     entries on it of every message a step waits for."""

@@ -1,0 +1,165 @@
+"""The working state of the packet core's event loop, allocated before the loop starts.
+
+The loop (``nunasim.engine.packet.core``) is compiled without numba's reference counting
+(``jit(nrt=False)``): it allocates nothing, and every array it works on comes in here, made
+with numpy. numba otherwise counts references to arrays as they are passed around, and the
+loop hands its arrays, in tuples, to dozens of inlined helpers on every event: without the
+counting the loop runs faster and the results are the same to the bit
+(docs/engine-measured.md, "Speed").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from nunasim.engine.kernel.rows import BUF_FLITS, VCS
+from nunasim.engine.packet.progress_bound import route_loads
+
+if TYPE_CHECKING:  # the core imports this module
+    from nunasim.engine.packet.core import CoreInputs
+
+
+class LoopState(NamedTuple):
+    """Every array the loop reads and writes beside its inputs and outputs, as it starts."""
+
+    # steps and line operations: waits left, arrivals left, sources and sinks left per line
+    # operation, line operations left per step, the steps ready to start
+    wait: np.ndarray
+    arrival_left: np.ndarray
+    lo_sources: np.ndarray
+    lo_sinks: np.ndarray
+    step_left: np.ndarray
+    ready: np.ndarray
+    # CUs: requests out, compute free from, issue queues (linked through messages), the CUs
+    # whose queue grew or window opened
+    inflight: np.ndarray
+    compute_free: np.ndarray
+    qhead: np.ndarray
+    qtail: np.ndarray
+    qnext: np.ndarray
+    touched: np.ndarray
+    is_touched: np.ndarray
+    # each message's next route entry and the end of its route: [message, 2], one row per
+    # message so that an event finds both in one cache line
+    cursor: np.ndarray
+    # credit flow control: VC v (resource e's are vc_start[e] .. vc_start[e + 1] - 1) of the
+    # buffer fed by resource vc_res[v] has credit[v] free flit slots and holds a FIFO of
+    # messages; the rest as the loop's comments say. Per message arrays are empty without
+    # flow-controlled resources.
+    vc_start: np.ndarray
+    vc_res: np.ndarray
+    credit: np.ndarray
+    fifo_head: np.ndarray
+    fifo_tail: np.ndarray
+    fifo_next: np.ndarray
+    in_vc: np.ndarray
+    behind: np.ndarray
+    hol_ok: np.ndarray
+    phase: np.ndarray
+    granted_vc: np.ndarray
+    vc_ok: np.ndarray
+    held: np.ndarray
+    vc_rr: np.ndarray
+    wq_head: np.ndarray
+    wq_tail: np.ndarray
+    wnext: np.ndarray
+    arrived: np.ndarray
+    port_free: np.ndarray
+    oq_head: np.ndarray
+    oq_tail: np.ndarray
+    onext: np.ndarray
+    out_armed: np.ndarray
+    # the credits' returns due, a ring per VC (``nunasim.engine.packet.credits``)
+    ring_key: np.ndarray
+    ring_start: np.ndarray
+    ring_head: np.ndarray
+    ring_count: np.ndarray
+    # the event heap: keys and payloads
+    hk: np.ndarray
+    hp: np.ndarray
+    # services each resource owes before the collective can end (with a deadline only)
+    owed: np.ndarray
+
+
+def loop_state(inputs: CoreInputs) -> LoopState:
+    """The loop's state for a run of ``inputs`` (``CoreInputs``), as it starts."""
+    i = inputs
+    res = i.res
+    nres = len(res)
+    nsteps = len(i.step_tb)
+    nlo = len(i.lineop_compute_ps)
+    nmsg = len(i.msg_kind)
+    ncus = i.ncus
+    flow = bool((res[:, VCS] > 0).any())
+    per_msg = nmsg if flow else 0
+    per_res = nres if flow else 0
+    vcs = res[:, VCS].astype(np.int64)
+    vc_start = np.concatenate([[0], np.cumsum(vcs)]).astype(np.int64)
+    vc_res = np.repeat(np.arange(nres, dtype=np.int64), vcs)
+    nvc = len(vc_res)
+    slots = res[vc_res, BUF_FLITS].astype(np.int64)  # a VC's buffer: its credits, its ring
+    ring_start = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
+    wait = i.step_wait.astype(np.int64)  # a copy: the loop counts it down
+    np.add.at(wait, i.timed_step, 1)  # a timed step also waits for its time
+    cursor = np.empty((nmsg, 2), dtype=np.int64)
+    cursor[:, 0] = i.route_start[i.msg_route]
+    cursor[:, 1] = i.route_start[i.msg_route + 1]
+    owed = np.zeros(nres, dtype=np.int64)
+    if i.stop_ps >= 0:
+        ends = (cursor[:, 0], cursor[:, 1])
+        owed = route_loads(i.route, *ends, nres, i.msg_kind, i.msg_target, i.release_start)
+    # A message has at most one event pending, a VC at most one credit event per flit slot
+    # of its buffer, and a resource at most one EV_OUTPUT event.
+    cap = nmsg + nlo + nsteps + 2 + per_res + int(ring_start[-1])
+
+    def full(count: int, value: int, dtype: type = np.int64) -> np.ndarray:
+        return np.full(count, value, dtype=dtype)
+
+    return LoopState(
+        wait=wait,
+        arrival_left=i.arrival_lines.astype(np.int64),
+        lo_sources=(i.lineop_msgs[:, 1] - i.lineop_msgs[:, 0]).astype(np.int64),
+        lo_sinks=(i.lineop_msgs[:, 2] - i.lineop_msgs[:, 1]).astype(np.int64),
+        step_left=np.diff(i.lineop_start).astype(np.int64),
+        ready=np.empty(nsteps, dtype=np.int64),
+        inflight=full(ncus, 0),
+        compute_free=full(ncus, 0),
+        qhead=full(ncus, -1),
+        qtail=full(ncus, -1),
+        qnext=full(nmsg, -1),
+        touched=np.empty(ncus, dtype=np.int64),
+        is_touched=full(ncus, False, np.bool_),
+        cursor=cursor,
+        vc_start=vc_start,
+        vc_res=vc_res,
+        credit=slots.copy(),
+        fifo_head=full(nvc, -1),
+        fifo_tail=full(nvc, -1),
+        fifo_next=full(per_msg, -1),
+        in_vc=full(per_msg, -1),
+        behind=full(per_msg, False, np.bool_),
+        hol_ok=full(per_msg, 0),
+        phase=full(per_msg, 0, np.int8),
+        granted_vc=full(per_msg, -1),
+        vc_ok=full(nvc, 0),
+        held=full(nvc, -1),
+        vc_rr=full(nres, 0),
+        wq_head=full(nres, -1),
+        wq_tail=full(nres, -1),
+        wnext=full(per_msg, -1),
+        arrived=full(per_msg, 0),
+        port_free=full(per_res, 0),
+        oq_head=full(per_res, -1),
+        oq_tail=full(per_res, -1),
+        onext=full(per_msg, -1),
+        out_armed=full(per_res, False, np.bool_),
+        ring_key=np.empty(int(ring_start[-1]), dtype=np.int64),
+        ring_start=ring_start,
+        ring_head=full(nvc, 0),
+        ring_count=full(nvc, 0),
+        hk=np.empty(cap, dtype=np.int64),
+        hp=np.empty(cap, dtype=np.int64),
+        owed=owed,
+    )
