@@ -5,7 +5,7 @@ The loop (``nunasim.engine.packet.core``) is compiled without numba's reference 
 with numpy. numba otherwise counts references to arrays as they are passed around, and the
 loop hands its arrays, in tuples, to dozens of inlined helpers on every event: without the
 counting the loop runs faster and the results are the same to the bit
-(docs/engine-measured.md, "Speed").
+(docs/engine-measured.md, "Without reference counting").
 """
 
 from __future__ import annotations
