@@ -4,7 +4,7 @@ import numpy as np
 
 from nunasim.engine.kernel import heap, kinds, rows
 from nunasim.engine.lowering import messages, resources
-from nunasim.engine.packet import core
+from nunasim.engine.packet import events as ev
 from nunasim.io.presets import load_preset
 from nunasim.mapping import accesses
 
@@ -54,7 +54,7 @@ def test_row_columns_are_distinct_and_fit_their_rows():
 
 
 def test_the_event_kinds_fit_their_bits_and_the_keys_their_time():
-    events = [core.EV_ROUTE, core.EV_ACK, core.EV_COMPUTE, core.EV_STEP, core.EV_CREDIT]
-    events.append(core.EV_OUTPUT)
-    assert len(set(events)) == len(events) and max(events) <= core.EV_MASK
+    events = [ev.EV_ROUTE, ev.EV_ACK, ev.EV_COMPUTE, ev.EV_STEP, ev.EV_CREDIT]
+    events += [ev.EV_OUTPUT, ev.EV_RUN]
+    assert len(set(events)) == len(events) and max(events) <= ev.EV_MASK
     assert heap.TIME_LIMIT_PS << heap.SEQ_BITS == 1 << 63

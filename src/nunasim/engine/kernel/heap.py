@@ -49,7 +49,14 @@ def pop_event(hk, hp, n):
     """Remove the smallest key; the last item moves down from the root's hole."""
     key, payload = hk[0], hp[0]
     n -= 1
-    last_key, last_payload = hk[n], hp[n]
+    sift_down(hk, hp, n, hk[n], hp[n])
+    return key >> SEQ_BITS, payload, n
+
+
+@jit(inline=True)
+def sift_down(hk, hp, n, last_key, last_payload):
+    """Fill the root's hole of a heap of ``n`` items with (last_key, last_payload), no
+    smaller a key than the hole's, moving it down to its place."""
     i = 0
     while True:
         first = 4 * i + 1
@@ -71,4 +78,3 @@ def pop_event(hk, hp, n):
         i = best
     hk[i] = last_key
     hp[i] = last_payload
-    return key >> SEQ_BITS, payload, n

@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nunasim.engine.jit import jit
-from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
+from nunasim.engine.kernel.heap import SEQ_BITS, push_event
 from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
 from nunasim.engine.kernel.ready import any_unfinished, initially_ready
 from nunasim.engine.kernel.rows import (
@@ -76,7 +76,6 @@ from nunasim.engine.packet.credits import (
     _watch_all,
 )
 from nunasim.engine.packet.events import (
-    EV_ACK,
     EV_BITS,
     EV_COMPUTE,
     EV_CREDIT,
@@ -90,6 +89,7 @@ from nunasim.engine.packet.events import (
 )
 from nunasim.engine.packet.prefetch import _prefetch_ahead
 from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline
+from nunasim.engine.packet.runs import END, POS, pop_next, push_run
 from nunasim.engine.packet.state import loop_state
 from nunasim.engine.packet.steps import (
     _enqueue,
@@ -289,9 +289,23 @@ def _loop(inputs, outputs, state):
     )
     hk = state.hk
     hp = state.hp
+    issue_run = state.issue_run
+    ack_run = state.ack_run
+    runs = (state.run_head, state.run_tail, state.run_last, cursor, state.run_kind)
     n = 0
     seq = 0
-    steps = (step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready)
+    steps = (
+        step_end,
+        flag_start,
+        flag_msg,
+        msg_issue,
+        msg_pre_ps,
+        issue_run,
+        succ_start,
+        succ,
+        wait,
+        ready,
+    )
     lines = (lo_sinks, lineop_step, step_left)
     ntouched = 0
     events = 0
@@ -317,7 +331,7 @@ def _loop(inputs, outputs, state):
                     n = push_event(hk, hp, n, compute_free[cu], seq, (s << EV_BITS) | EV_STEP)
                     seq += 1
                 else:
-                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
+                    n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps, runs)
                 continue
             for lo in range(lineop_start[s], lineop_start[s + 1]):
                 if lineop_msgs[lo, 1] > lineop_msgs[lo, 0]:
@@ -336,11 +350,11 @@ def _loop(inputs, outputs, state):
                     qtail[cu] = -1
                 inflight[cu] += 1
                 msg_issue[m] = t
-                n = push_event(hk, hp, n, t + msg_pre_ps[m], seq, (m << EV_BITS) | EV_ROUTE)
+                n = push_run(hk, hp, n, t + msg_pre_ps[m], seq, m, issue_run[m], runs)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
                     n, seq, nready = _line_delivered(
-                        msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
+                        msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines, runs
                     )
         ntouched = 0
         if nready > 0:  # steps completed by issuing: start their successors at t
@@ -359,7 +373,7 @@ def _loop(inputs, outputs, state):
             now = -1  # drained: every credit return left counts as handled
             break
         now = hk[0]  # the key of the event handled
-        t, payload, n = pop_event(hk, hp, n)
+        t, payload, n = pop_next(hk, hp, n, runs)
         if stop_ps >= 0 and t > stop_ps:
             if any_unfinished(step_end):
                 return events + _due(now, returns), True
@@ -370,13 +384,13 @@ def _loop(inputs, outputs, state):
                 return events + _due(now, returns), True
         events += 1
         if n > 0:
-            _prefetch_ahead(hp, n, cursor, route, res)
+            _prefetch_ahead(hp, n, route, res, runs)
         kind = payload & EV_MASK
         arg = payload >> EV_BITS
 
         if kind == EV_ROUTE:
             m = arg
-            p = cursor[m, 0]
+            p = cursor[m, POS]
             if flow and in_vc[m] >= 0:
                 b = in_vc[m]
                 if phase[m] == PH_ARRIVE:
@@ -389,10 +403,10 @@ def _loop(inputs, outputs, state):
                         n = push_event(hk, hp, n, hol_ok[m], seq, payload)
                         seq += 1
                         continue
-                if p == cursor[m, 1]:  # the route ends in this buffer: the sink takes it
+                if p == cursor[m, END]:  # the route ends in this buffer: the sink takes it
                     n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers, returns)
                     in_vc[m] = -1
-            if p < cursor[m, 1]:
+            if p < cursor[m, END]:
                 e = route[p, ROUTE_RES]
                 v = -1
                 if flow:
@@ -432,7 +446,7 @@ def _loop(inputs, outputs, state):
                                 continue
                             credit[v] -= take
                     phase[m] = PH_ARRIVE
-                cursor[m, 0] = p + 1
+                cursor[m, POS] = p + 1
                 start = res[e, FREE_AT]
                 if start < t:
                     start = t
@@ -471,7 +485,7 @@ def _loop(inputs, outputs, state):
                         else:
                             fifo_next[fifo_tail[v]] = m
                         fifo_tail[v] = m
-                n = push_event(hk, hp, n, leave + route[p, ROUTE_POST], seq, payload)
+                n = push_run(hk, hp, n, leave + route[p, ROUTE_POST], seq, m, e, runs)
                 seq += 1
                 continue
             # The message has reached the end of its route.
@@ -491,7 +505,7 @@ def _loop(inputs, outputs, state):
                         s = lineop_step[lo]
                         step_left[s] -= 1
                         if step_left[s] == 0:
-                            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
+                            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps, runs)
                     elif lineop_compute_ps[lo] > 0:
                         begin = max(t, compute_free[cu])
                         compute_free[cu] = begin + lineop_compute_ps[lo]
@@ -503,7 +517,7 @@ def _loop(inputs, outputs, state):
                         _enqueue(qhead, qtail, qnext, cu, lineop_msgs[lo, 1], lineop_msgs[lo, 2])
                 continue
             # A write or a store: acknowledged after the reverse path's latency.
-            n = push_event(hk, hp, n, t + msg_ack_ps[m], seq, (m << EV_BITS) | EV_ACK)
+            n = push_run(hk, hp, n, t + msg_ack_ps[m], seq, m, ack_run[m], runs)
             seq += 1
             a = msg_target[m]
             if a >= 0:  # data-polled: the receivers poll the data, released by its last line
@@ -529,7 +543,7 @@ def _loop(inputs, outputs, state):
                 n = push_event(hk, hp, n, t, seq, (m << EV_BITS) | EV_ROUTE)
                 seq += 1
         elif kind == EV_STEP:
-            n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps)
+            n, seq, nready = _finish_step(arg, t, hk, hp, n, seq, nready, steps, runs)
         elif kind == EV_CREDIT:
             b = arg
             e = vc_res[b]
@@ -569,6 +583,6 @@ def _loop(inputs, outputs, state):
             ntouched = _touch(cu, is_touched, touched, ntouched)
             if msg_target[m] < 0:  # a data-polled line was delivered when issued
                 n, seq, nready = _line_delivered(
-                    msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines
+                    msg_lineop[m], t, hk, hp, n, seq, nready, steps, lines, runs
                 )
     return events + _due(now, returns), False

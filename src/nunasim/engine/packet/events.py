@@ -22,5 +22,6 @@ EV_COMPUTE = 2
 EV_STEP = 3  # a step that only computes has finished
 EV_CREDIT = 4  # credits of a virtual channel of a resource's downstream buffer are back
 EV_OUTPUT = 5  # a resource that buffered messages wait for is free: serve the first
+EV_RUN = 6  # the first event of a run of events due in order (see ``runs``)
 EV_BITS = 3
 EV_MASK = (1 << EV_BITS) - 1

@@ -16,6 +16,14 @@ import numpy as np
 
 from nunasim.engine.kernel.rows import BUF_FLITS, VCS
 from nunasim.engine.packet.progress_bound import route_loads
+from nunasim.engine.packet.runs import (
+    CURSOR_FIELDS,
+    END,
+    NO_RUN,
+    POS,
+    RUNS_FROM_MESSAGES,
+    run_classes,
+)
 
 if TYPE_CHECKING:  # the core imports this module
     from nunasim.engine.packet.core import CoreInputs
@@ -41,8 +49,9 @@ class LoopState(NamedTuple):
     qnext: np.ndarray
     touched: np.ndarray
     is_touched: np.ndarray
-    # each message's next route entry and the end of its route: [message, 2], one row per
-    # message so that an event finds both in one cache line
+    # each message's row (``runs``: POS, END, NEXT, NEXT_KEY): its next route entry, its
+    # route's end, the next message of its event's run and that event's key, in one cache
+    # line for the event that reads them
     cursor: np.ndarray
     # credit flow control: VC v (resource e's are vc_start[e] .. vc_start[e + 1] - 1) of the
     # buffer fed by resource vc_res[v] has credit[v] free flit slots and holds a FIFO of
@@ -79,6 +88,15 @@ class LoopState(NamedTuple):
     # the event heap: keys and payloads
     hk: np.ndarray
     hp: np.ndarray
+    # the runs of events beside it (``nunasim.engine.packet.runs``): each run's first and
+    # last message and its last key, each run's event kind, the run a message's issue and
+    # its acknowledgement join
+    run_head: np.ndarray
+    run_tail: np.ndarray
+    run_last: np.ndarray
+    run_kind: np.ndarray
+    issue_run: np.ndarray
+    ack_run: np.ndarray
     # services each resource owes before the collective can end (with a deadline only)
     owed: np.ndarray
 
@@ -103,12 +121,15 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     ring_start = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
     wait = i.step_wait.astype(np.int64)  # a copy: the loop counts it down
     np.add.at(wait, i.timed_step, 1)  # a timed step also waits for its time
-    cursor = np.empty((nmsg, 2), dtype=np.int64)
-    cursor[:, 0] = i.route_start[i.msg_route]
-    cursor[:, 1] = i.route_start[i.msg_route + 1]
+    cursor = np.empty((nmsg, CURSOR_FIELDS), dtype=np.int64)
+    cursor[:, POS] = i.route_start[i.msg_route]
+    cursor[:, END] = i.route_start[i.msg_route + 1]
+    runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
+    nruns = len(runs.run_kind)
+    on = nmsg >= RUNS_FROM_MESSAGES  # a heap of every event fits the caches below it
     owed = np.zeros(nres, dtype=np.int64)
     if i.stop_ps >= 0:
-        ends = (cursor[:, 0], cursor[:, 1])
+        ends = (cursor[:, POS], cursor[:, END])
         owed = route_loads(i.route, *ends, nres, i.msg_kind, i.msg_target, i.release_start)
     # A message has at most one event pending, a VC at most one credit event per flit slot
     # of its buffer, and a resource at most one EV_OUTPUT event.
@@ -161,5 +182,13 @@ def loop_state(inputs: CoreInputs) -> LoopState:
         ring_count=full(nvc, 0),
         hk=np.empty(cap, dtype=np.int64),
         hp=np.empty(cap, dtype=np.int64),
+        run_head=full(nruns, -1),
+        # With runs off, each run's tail is a placeholder and its last key the largest:
+        # no event joins it, every push goes on the heap by itself (``runs.push_run``).
+        run_tail=full(nruns, -1 if on else 0),
+        run_last=full(nruns, 0 if on else NO_RUN),
+        run_kind=runs.run_kind,
+        issue_run=runs.issue_run,
+        ack_run=runs.ack_run,
         owed=owed,
     )

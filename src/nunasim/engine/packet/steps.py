@@ -8,9 +8,8 @@ numba's caches (see ``nunasim.engine.packet.events``).
 from __future__ import annotations
 
 from nunasim.engine.jit import jit
-from nunasim.engine.kernel.heap import push_event
 from nunasim.engine.packet.credits import _append
-from nunasim.engine.packet.events import EV_BITS, EV_ROUTE
+from nunasim.engine.packet.runs import push_run
 
 
 @jit(inline=True)
@@ -41,15 +40,16 @@ def _satisfy(w, wait, ready, nready):
 
 
 @jit(inline=True)
-def _finish_step(s, t, hk, hp, n, seq, nready, steps):
+def _finish_step(s, t, hk, hp, n, seq, nready, steps, runs):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
-    the step bookkeeping arrays (see ``run``)."""
-    step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, succ_start, succ, wait, ready = steps
+    the step bookkeeping arrays (see ``run``), ``runs`` the event queue's runs."""
+    step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, issue_run, succ_start = steps[:7]
+    succ, wait, ready = steps[7:]
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         msg_issue[f] = t
-        n = push_event(hk, hp, n, t + msg_pre_ps[f], seq, (f << EV_BITS) | EV_ROUTE)
+        n = push_run(hk, hp, n, t + msg_pre_ps[f], seq, f, issue_run[f], runs)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
         nready = _satisfy(succ[k], wait, ready, nready)
@@ -57,7 +57,7 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps):
 
 
 @jit(inline=True)
-def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
+def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines, runs):
     """One sink of line operation ``lo`` is delivered at ``t``; the last completes the line
     operation, and the last line operation its step. ``lines`` holds the line operations'
     bookkeeping arrays (see ``run``)."""
@@ -67,5 +67,5 @@ def _line_delivered(lo, t, hk, hp, n, seq, nready, steps, lines):
         s = lineop_step[lo]
         step_left[s] -= 1
         if step_left[s] == 0:
-            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps)
+            n, seq, nready = _finish_step(s, t, hk, hp, n, seq, nready, steps, runs)
     return n, seq, nready
