@@ -11,12 +11,15 @@ import pytest
 
 import nunasim.engine
 import nunasim.experiments.cache as cache_module
+from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.base import ENGINES
+from nunasim.engine.packet.runs import RUNS_FROM_MESSAGES
 from nunasim.errors import ConfigError
 from nunasim.experiments.cache import ENTRY_SUFFIX, ResultCache, point_key, shipped_folder
 from nunasim.experiments.figures import fig9
 from nunasim.experiments.sweep import TIMING_COLUMNS, grid_points, run_points
 from nunasim.io.presets import load_preset
+from nunasim.scenario import Configuration, Scenario
 
 SHIPPED = Path(__file__).resolve().parent.parent / "reproduction" / "cache"
 FOLDER = Path(__file__).resolve().parent.parent / "src" / "nunasim" / "results"
@@ -126,3 +129,34 @@ def test_a_seeded_sample_of_the_shipped_points_is_what_this_code_computes():
             row.pop(column, None)
         assert row["completion_ps"] == stored["completion_ps"], point.describe()
         assert row == pytest.approx(stored, nan_ok=True), point.describe()
+
+
+@pytest.mark.slow
+def test_shipped_packet_runs_large_enough_for_event_runs_come_out_the_same():
+    """The packet core keeps runs of events beside its heap from RUNS_FROM_MESSAGES
+    messages on (``nunasim.engine.packet.runs``), which the seeded sample's cheap points do
+    not reach: the three shipped packet points with the fewest events among those that do,
+    each run again at its searched count and granularity, are the same to the picosecond,
+    event for event."""
+    cache = ResultCache(SHIPPED)
+    rows = [cache.get(path.name.removesuffix(ENTRY_SUFFIX)) for path in cache.entries()]
+    large = [
+        row
+        for row in rows
+        if row is not None
+        and row["engine"] == "packet"
+        and row["messages"] >= RUNS_FROM_MESSAGES
+        and row["preset"] == "nextgen-4die"
+    ]
+    large.sort(key=lambda row: (row["events"], row["plan"], row["configuration"]))
+    assert len(large) >= 3
+    for row in large[:3]:
+        pod = PRESET.fit(row["gpus"]).pod
+        plan = builtin_plan(row["plan"])
+        config = Configuration.parse(row["configuration"])
+        granularity = row["granularity"] if config.uses_domains else None
+        scenario = Scenario(pod, plan, row["size_bytes"], config, granularity, row["seed"])
+        result = scenario.run()
+        assert result.messages == row["messages"] >= RUNS_FROM_MESSAGES, row["plan"]
+        assert (result.completion_ps, result.events) == (row["completion_ps"], row["events"])
+        assert result.lower_bound_ps == row["lower_bound_ps"]
