@@ -5,7 +5,10 @@ Both the collective engine (``nunasim.engine.packet.engine``) and the synthetic 
 so both share this event loop, its heap and its resource model.
 
 Events are kept in a 4-ary heap ordered by (time, sequence number): ties are broken by
-the order in which events were scheduled, so a run is exactly repeatable. Every resource
+the order in which events were scheduled, so a run is exactly repeatable (on large runs,
+events that fall due in the order they are scheduled wait in runs beside the heap, which
+holds each run's first: the same events in the same order, ``nunasim.engine.packet.runs``).
+Every resource
 is a FIFO server: a flit arriving at time t starts at max(t, free), holds the resource for
 its occupancy and moves on after its latency (plus any pure delay that follows it on the
 route, such as the plane's). Since events are handled in time order, a resource serves
