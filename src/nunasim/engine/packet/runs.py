@@ -54,8 +54,10 @@ CURSOR_FIELDS = 4
 RUNS_FROM_MESSAGES = 1 << 18
 # delays spanning at most this many picoseconds are numbered through a table of the span
 DENSE_SPAN = 1 << 24
-# ``run_last`` of a run that takes no event: every push into it goes on the heap
-NO_RUN = np.iinfo(np.int64).max
+# ``run_tail`` of a run with no event in it, and of a run that takes none (runs off):
+# every push into a closed run goes on the heap by itself
+EMPTY = -1
+CLOSED = -2
 
 
 class RunClasses(NamedTuple):
@@ -102,20 +104,20 @@ def _classes(values: np.ndarray) -> tuple[int, np.ndarray]:
 @jit(inline=True)
 def push_run(hk, hp, n, t, seq, m, r, runs):
     """Schedule message ``m``'s event at ``t`` (the ``seq``-th scheduled) in run ``r``: at
-    the end of the run, or on the heap as the run's first, or (out of the run's order) on
-    the heap by itself. ``runs``: (run_head, run_tail, run_last, cursor, run_kind), where
-    ``run_last[r]`` is the key of run r's last event."""
+    the end of the run, or on the heap as the run's first, or on the heap by itself (out of
+    the run's order, or the run is CLOSED). ``runs``: (run_head, run_tail, run_last,
+    cursor, run_kind), where ``run_last[r]`` is the key of run r's last event."""
     run_head, run_tail, run_last, cursor, run_kind = runs
     key = event_key(t, seq)
     tail = run_tail[r]
-    if tail >= 0 and key > run_last[r]:
+    if tail >= 0 and key > run_last[r]:  # in order: it joins the run
         cursor[tail, NEXT] = m
         cursor[tail, NEXT_KEY] = key
         cursor[m, NEXT] = -1
         run_tail[r] = m
         run_last[r] = key
         return n
-    if tail < 0:
+    if tail == EMPTY:
         run_head[r] = m
         run_tail[r] = m
         run_last[r] = key
@@ -144,7 +146,7 @@ def pop_next(hk, hp, n, runs):
             down_payload = payload
         else:  # the run is empty now
             run_head[r] = -1
-            run_tail[r] = -1
+            run_tail[r] = EMPTY
             n -= 1
             down_key = hk[n]
             down_payload = hp[n]

@@ -17,9 +17,10 @@ import numpy as np
 from nunasim.engine.kernel.rows import BUF_FLITS, VCS
 from nunasim.engine.packet.progress_bound import route_loads
 from nunasim.engine.packet.runs import (
+    CLOSED,
     CURSOR_FIELDS,
+    EMPTY,
     END,
-    NO_RUN,
     POS,
     RUNS_FROM_MESSAGES,
     run_classes,
@@ -183,10 +184,8 @@ def loop_state(inputs: CoreInputs) -> LoopState:
         hk=np.empty(cap, dtype=np.int64),
         hp=np.empty(cap, dtype=np.int64),
         run_head=full(nruns, -1),
-        # With runs off, each run's tail is a placeholder and its last key the largest:
-        # no event joins it, every push goes on the heap by itself (``runs.push_run``).
-        run_tail=full(nruns, -1 if on else 0),
-        run_last=full(nruns, 0 if on else NO_RUN),
+        run_tail=full(nruns, EMPTY if on else CLOSED),  # runs off: every push on the heap
+        run_last=full(nruns, 0),
         run_kind=runs.run_kind,
         issue_run=runs.issue_run,
         ack_run=runs.ack_run,
