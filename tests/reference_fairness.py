@@ -8,6 +8,12 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+from hypothesis import strategies as st
+
+from nunasim.engine.flow.fairness import crossings, max_min_rates
+
+# few distinct demands, so that sums and levels tie
+COEFS = st.sampled_from([0.5, 1.0, 3.0, 71.12975098, 102.0, 307.0, 457.14])
 
 
 def reference_rates(active, entry_start, entry_res, entry_coef, nres):
@@ -68,3 +74,36 @@ def reference_scan(active: list[int], leaving: set[int]) -> tuple[list[int], lis
         else:
             j += 1
     return order, active
+
+
+def compiled_rates(active, start, res, coef, nres):
+    """The compiled computation's rates and bottlenecks (``max_min_rates``), for every flow
+    (those not in ``active`` keep rate 0 and bottleneck -1)."""
+    crossed = crossings(start, res, nres)
+    nflows = len(start) - 1
+    rate, bound = np.zeros(nflows), np.full(nflows, -1, dtype=np.int64)
+    position = np.zeros(nflows, dtype=np.int64)
+    max_min_rates(active, len(active), start, res, coef, *crossed, position, rate, bound)
+    return rate, bound
+
+
+def drawn_flows(draw, rows, nres):
+    """Flows whose demands are ``rows`` (each flow's (resource, share) pairs, in order) as
+    CSR arrays, and an active subset in an order ``draw`` picks: ``(active, start, res,
+    coef, nres)``."""
+    start = np.cumsum([0] + [len(row) for row in rows]).astype(np.int64)
+    res = np.array([e for row in rows for e, _ in row], dtype=np.int64)
+    coef = np.array([c for row in rows for _, c in row], dtype=np.float64)
+    active = draw(st.permutations(range(len(rows))))
+    active = active[: draw(st.integers(1, len(rows)))]
+    return np.array(active, dtype=np.int64), start, res, coef, nres
+
+
+def drawn_rows(draw, nres, nflows, most):
+    """Each of ``nflows`` flows' (resource, share) pairs: 1 to ``most`` distinct resources
+    of ``nres``, shares from ``COEFS``."""
+    rows = []
+    for _ in range(nflows):
+        crossed = draw(st.lists(st.integers(0, nres - 1), min_size=1, max_size=most, unique=True))
+        rows.append([(e, draw(COEFS) / 1000.0) for e in crossed])
+    return rows

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from conformance import CASES, Case
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.analytic.bound import bounds_ps, collective_messages, route_sums
+from nunasim.engine.kernel.rows import LAT, OCC
 from nunasim.engine.packet.engine import core_inputs, run_core, simulate
+from nunasim.engine.packet.progress_bound import OWED, TAIL, route_loads
 from nunasim.experiments.tbsearch import best_threadblocks, candidate_counts
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Scenario
@@ -56,6 +58,34 @@ def test_a_run_that_cannot_meet_its_deadline_stops_at_once(case):
     done = run_core(core_inputs(lowered, hopeless))
     assert done.cut and done.events == 0
     assert simulate(lowered, hopeless) is None
+
+
+def _tail_term(lowered) -> int:
+    """The same with each resource's least tail after it: what the core's check sees at 0."""
+    inputs = core_inputs(lowered, 0)
+    starts = inputs.route_start[inputs.msg_route]
+    ends = inputs.route_start[inputs.msg_route + 1]
+    owed = route_loads(
+        inputs.route,
+        starts,
+        ends,
+        inputs.res,
+        inputs.msg_kind,
+        inputs.msg_target,
+        inputs.release_start,
+    )
+    res, used = inputs.res, owed[:, OWED] > 0
+    return int(((owed[used, OWED] - 1) * res[used, OCC] + res[used, LAT] + owed[used, TAIL]).max())
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_the_tails_tighten_the_bound_and_it_is_never_after_the_completion(case):
+    lowered = case.build().lowered
+    completion = int(simulate(lowered).step_end.max())
+    with_tails = _tail_term(lowered)
+    assert _resource_term(lowered) < with_tails <= completion
+    done = run_core(core_inputs(lowered, with_tails - 1))
+    assert done.cut and done.events == 0
 
 
 @settings(max_examples=10, deadline=None)

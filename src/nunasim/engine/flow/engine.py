@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from nunasim.collectives.plan import Plan
+from nunasim.engine.flow.columns import distinct_entries
 from nunasim.engine.flow.demand import Demands, flow_demands
 from nunasim.engine.flow.loop import FlowGraph, FlowLoads, run_flows
 from nunasim.engine.flow.pipeline import overlap
@@ -118,7 +119,11 @@ class FlowRun:
         release_start, release = _csr(graph.releases)
         group_start = np.searchsorted(demands.flow_step[::2], np.arange(steps + 1))
 
-        def arguments(run: Demands, delay: np.ndarray, floor: np.ndarray) -> tuple:
+        nres = numbering.total + 2 * plan.ngpus * pod.socket.cus
+
+        def arguments(
+            run: Demands, delay: np.ndarray, floor: np.ndarray, entries: tuple | None = None
+        ) -> tuple:
             counter_start = np.searchsorted(counter_flow, np.arange(len(run.flow_ops) + 1))
             step_graph_arrays = FlowGraph(
                 np.array(graph.wait, dtype=np.int64),
@@ -138,15 +143,17 @@ class FlowRun:
                 run.flow_ops,
                 run.flow_tail_ps,
                 floor,
-                run.entry_start,
-                run.entry_res,
-                run.entry_coef,
-                numbering.total + 2 * plan.ngpus * pod.socket.cus,
+                *(entries or (run.entry_start, run.entry_res, run.entry_coef)),
+                nres,
                 plan.ngpus * pod.socket.cus,
             )
             return step_graph_arrays, loads, float(tolerance)
 
-        self.arguments = arguments(flows.demands, flows.step_delay_ps, flows.floor_ps)
+        # The rates are shared over each distinct column of the demands once (``columns``:
+        # the same rates, bit for bit, for a fraction of the work).
+        run = flows.demands
+        entries = distinct_entries(run.entry_start, run.entry_res, run.entry_coef, nres)
+        self.arguments = arguments(run, flows.step_delay_ps, flows.floor_ps, entries)
         # The zero-load path stays a lower bound: every step in two phases, every flow done
         # its slowest line after it drains, and no window floor.
         nothing = np.zeros(steps, dtype=np.int64)

@@ -29,18 +29,31 @@ FLOOR = 3  # the level when a flow of it last froze
 def crossings(entry_start, entry_res, nres):
     """Every flow crossing each resource, in increasing order: resource ``e``'s are
     ``crossing[crossing_start[e]:crossing_start[e + 1]]``."""
-    crossing_start = np.zeros(nres + 1, dtype=np.int64)
-    for x in range(entry_res.shape[0]):
-        crossing_start[entry_res[x] + 1] += 1
-    for e in range(nres):
-        crossing_start[e + 1] += crossing_start[e]
-    at = crossing_start[:-1].copy()
     crossing = np.empty(entry_res.shape[0], dtype=np.int32)
+    crossing_start = by_resource(entry_start, entry_res, nres, crossing, crossing[:0])
+    return crossing_start, crossing
+
+
+@jit
+def by_resource(entry_start, entry_res, nres, flow, entry):
+    """The CSR entries (per flow) turned over by resource: fills ``flow`` with the flows
+    crossing each resource in increasing order, and ``entry`` (unless it is empty) with the
+    entries they cross it by; returns where each resource's start (``nres + 1``)."""
+    start = np.zeros(nres + 1, dtype=np.int64)
+    for x in range(entry_res.shape[0]):
+        start[entry_res[x] + 1] += 1
+    for e in range(nres):
+        start[e + 1] += start[e]
+    at = start[:-1].copy()
+    entries = entry.shape[0] > 0
     for f in range(entry_start.shape[0] - 1):
         for x in range(entry_start[f], entry_start[f + 1]):
-            crossing[at[entry_res[x]]] = f
-            at[entry_res[x]] += 1
-    return crossing_start, crossing
+            e = entry_res[x]
+            flow[at[e]] = f
+            if entries:
+                entry[at[e]] = x
+            at[e] += 1
+    return start
 
 
 @jit

@@ -14,7 +14,7 @@ SEQ_MASK = (1 << SEQ_BITS) - 1
 TIME_LIMIT_PS = 1 << (63 - SEQ_BITS)  # 1.1 s of simulated time
 
 
-@jit(inline=True)
+@jit(inline="llvm")
 def event_key(t, seq):
     """The key of an event at time ``t`` scheduled ``seq``-th."""
     if t >= TIME_LIMIT_PS:
@@ -22,13 +22,13 @@ def event_key(t, seq):
     return (t << SEQ_BITS) | (seq & SEQ_MASK)
 
 
-@jit(inline=True)
+@jit(inline="llvm")
 def push_event(hk, hp, n, t, seq, payload):
     """Insert into a 4-ary heap of (key, payload): the hole moves up to its place."""
     return push_key(hk, hp, n, event_key(t, seq), payload)
 
 
-@jit(inline=True)
+@jit(inline="llvm")
 def push_key(hk, hp, n, key, payload):
     """Insert an event whose key is made already (``event_key``)."""
     i = n
@@ -44,7 +44,7 @@ def push_key(hk, hp, n, key, payload):
     return n + 1
 
 
-@jit(inline=True)
+@jit(inline="llvm")
 def pop_event(hk, hp, n):
     """Remove the smallest key; the last item moves down from the root's hole."""
     key, payload = hk[0], hp[0]
@@ -53,7 +53,7 @@ def pop_event(hk, hp, n):
     return key >> SEQ_BITS, payload, n
 
 
-@jit(inline=True)
+@jit(inline="llvm")
 def sift_down(hk, hp, n, last_key, last_payload):
     """Fill the root's hole of a heap of ``n`` items with (last_key, last_payload), no
     smaller a key than the hole's, moving it down to its place."""

@@ -98,7 +98,8 @@ class LoopState(NamedTuple):
     run_kind: np.ndarray
     issue_run: np.ndarray
     ack_run: np.ndarray
-    # services each resource owes before the collective can end (with a deadline only)
+    # per resource: the services it owes before the collective can end and the least tail
+    # after one (``progress_bound.route_loads``; with a deadline only)
     owed: np.ndarray
 
 
@@ -128,10 +129,10 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
     nruns = len(runs.run_kind)
     on = nmsg >= RUNS_FROM_MESSAGES  # a heap of every event fits the caches below it
-    owed = np.zeros(nres, dtype=np.int64)
+    owed = np.zeros((nres, 2), dtype=np.int64)
     if i.stop_ps >= 0:
         ends = (cursor[:, POS], cursor[:, END])
-        owed = route_loads(i.route, *ends, nres, i.msg_kind, i.msg_target, i.release_start)
+        owed = route_loads(i.route, *ends, res, i.msg_kind, i.msg_target, i.release_start)
     # A message has at most one event pending, a VC at most one credit event per flit slot
     # of its buffer, and a resource at most one EV_OUTPUT event.
     cap = nmsg + nlo + nsteps + 2 + per_res + int(ring_start[-1])
