@@ -7,8 +7,8 @@ Searches one point from nothing (the search's memo cleared, no result cache) on
 ``nextgen-4die``, after a 2-GPU search that loads the compiled kernels, and prints its
 answer, its wall and CPU seconds, and for every candidate its verdict (``tried`` to the
 end, ``cut`` at the best so far, ``skipped`` by its bound) and the seconds spent preparing
-and running it. The default is the point issue 28 times: the 32-GPU 10 MB All-Gather
-under UA+NAR (1,065 s when the shipped grid was computed).
+and running it. The default is the 32-GPU 10 MB All-Gather under UA+NAR, a large point
+of Fig. 9 (1,065 s when the shipped grid was computed).
 """
 
 from __future__ import annotations

@@ -224,11 +224,6 @@ def _loop(inputs, outputs, state):
     msg_stack_in = outputs.msg_stack_in
     msg_done = outputs.msg_done
     nres = res.shape[0]
-    flow = False  # any credit flow-controlled resource
-    for e in range(nres):
-        if res[e, VCS] > 0:
-            flow = True
-            break
     wait = state.wait
     arrival_left = state.arrival_left
     lo_sources = state.lo_sources
@@ -248,6 +243,7 @@ def _loop(inputs, outputs, state):
     # credit[v] free flit slots and holds a FIFO of messages (fifo_head, fifo_tail,
     # fifo_next); in_vc[m] is the VC whose buffer message m is in (-1: none).
     vc_start = state.vc_start
+    flow = vc_start[nres] > 0  # any credit flow-controlled resource (it has VCs)
     vc_res = state.vc_res
     credit = state.credit
     fifo_head = state.fifo_head
