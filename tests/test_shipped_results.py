@@ -134,10 +134,9 @@ def test_a_seeded_sample_of_the_shipped_points_is_what_this_code_computes():
 @pytest.mark.slow
 def test_shipped_packet_runs_large_enough_for_event_runs_come_out_the_same():
     """The packet core keeps runs of events beside its heap from RUNS_FROM_MESSAGES
-    messages on (``nunasim.engine.packet.runs``), which the seeded sample's cheap points do
-    not reach: the three shipped packet points with the fewest events among those that do,
-    each run again at its searched count and granularity, are the same to the picosecond,
-    event for event."""
+    messages on (``nunasim.engine.packet.runs``): the three shipped packet points with the
+    fewest events among those that reach it, each run again at its searched count and
+    granularity, are the same to the picosecond, event for event."""
     cache = ResultCache(SHIPPED)
     rows = [cache.get(path.name.removesuffix(ENTRY_SUFFIX)) for path in cache.entries()]
     large = [

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -73,6 +74,11 @@ class LazyGroup(click.Group):
 Handler = Callable[[int, Any], None] | int | None  # as signal.signal takes and returns
 
 
+# A signal Python dropped in a callback from C is sent again this long after: time for the
+# callback to return (``_redeliver_interruptions``), little beside a run's length.
+RESEND_AFTER_S = 0.05
+
+
 class Terminated(BaseException):
     """A termination signal (SIGTERM), raised where the program is, so that it ends as
     Ctrl-C does: temporary files removed, no output half-written."""
@@ -109,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         message = "error: standard output is closed (>/dev/null discards it)"
         return _fail(session, message, EXIT_BAD_INPUT)
     previous = _on_termination(_raise_terminated)
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = _redeliver_interruptions(unraisable)
     shown = warnings.showwarning
     warnings.showwarning = _show_warning(shown)
     try:
@@ -145,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         _on_termination(previous)
+        sys.unraisablehook = unraisable
         warnings.showwarning = shown
     return 0
 
@@ -182,6 +191,37 @@ def _fail(session: Session, message: str, status: int) -> int:
 
 def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
+
+
+def _redeliver_interruptions(
+    otherwise: Callable[[Any], None],
+) -> Callable[[Any], None]:
+    """``sys.unraisablehook`` that gives back a Ctrl-C or SIGTERM Python had to drop. A
+    signal's exception raised while Python runs a callback from C (numba loads its compiled
+    code through one) cannot leave it: Python prints it as "ignored" and the callback's
+    caller goes on, so the run would finish as if never signalled. The signal is sent again
+    instead, ``RESEND_AFTER_S`` later from another thread: sent at once, its handler would
+    run (and raise) inside this hook, where the exception is dropped too. Should it land in
+    another callback, this happens again."""
+
+    def hook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, Terminated):
+            _send_later(exc.signum)
+        elif isinstance(exc, KeyboardInterrupt):
+            _send_later(signal.SIGINT)
+        else:
+            otherwise(unraisable)
+
+    return hook
+
+
+def _send_later(signum: int) -> None:
+    def send() -> None:
+        time.sleep(RESEND_AFTER_S)
+        os.kill(os.getpid(), signum)
+
+    threading.Thread(target=send, daemon=True).start()
 
 
 def _on_termination(handler: Handler) -> Handler:

@@ -84,6 +84,8 @@ def noc_inputs(
     none = np.zeros(0, dtype=np.int64)
 
     def per_packet(value: int) -> np.ndarray:
+        if value == 0:  # calloc's zeros: mapped when read, not written here
+            return np.zeros(count, dtype=np.int64)
         return np.full(count, value, dtype=np.int64)
 
     measured_done = count

@@ -90,7 +90,7 @@ from nunasim.engine.packet.events import (
     PH_GRANTED,
     PH_REQUEST,
 )
-from nunasim.engine.packet.prefetch import _prefetch_ahead
+from nunasim.engine.packet.prefetch import PREFETCH_FROM, _prefetch_ahead
 from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline
 from nunasim.engine.packet.runs import END, POS, pop_next, push_run
 from nunasim.engine.packet.state import loop_state
@@ -382,7 +382,7 @@ def _loop(inputs, outputs, state):
             if misses_deadline(res, owed, t, stop_ps):
                 return events + _due(now, returns), True
         events += 1
-        if n > 0:
+        if n >= PREFETCH_FROM:
             _prefetch_ahead(hp, n, route, res, runs)
         kind = payload & EV_MASK
         arg = payload >> EV_BITS

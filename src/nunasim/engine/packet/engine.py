@@ -28,6 +28,7 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.lowering.lower import Lowered
 from nunasim.engine.packet.core import CoreInputs, CoreOutputs, run
+from nunasim.engine.packet.shared_routes import SharedRoutes, share_routes
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,7 +142,6 @@ _AS_LOWERED = (
     "release",
     "msg_ack_ps",
     "msg_pre_ps",
-    "route_start",
     "window",
 )
 
@@ -149,6 +149,13 @@ _AS_LOWERED = (
 def core_inputs(lowered: Lowered, stop_ps: int = -1) -> CoreInputs:
     lo = lowered
     none = np.zeros(0, dtype=np.int64)
+    shared = share_routes(lo.route_start, lo.route_table)
+    if shared is None:  # a route of its own each, as lowering wrote them
+        routes = SharedRoutes(
+            np.arange(lo.messages, dtype=np.int64), lo.route_start, lo.route_table
+        )
+    else:
+        routes = shared
     return CoreInputs(
         **{name: getattr(lo, name) for name in _AS_LOWERED},
         res=resource_rows(
@@ -164,8 +171,9 @@ def core_inputs(lowered: Lowered, stop_ps: int = -1) -> CoreInputs:
         timed_step=none,  # a collective's steps start when they are ready
         timed_at=none,
         msg_kind=lo.msg_kind.astype(np.int64),
-        msg_route=np.arange(lo.messages, dtype=np.int64),  # a route of its own each
-        route=lo.route_table,  # already in the core's layout
+        msg_route=routes.msg_route,
+        route_start=routes.start,
+        route=routes.table,
         ncus=lo.ngpus * lo.cus_per_gpu,
         stop_step=-1,
         stop_ps=stop_ps,

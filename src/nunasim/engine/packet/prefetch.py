@@ -13,6 +13,15 @@ from nunasim.engine.packet.runs import END, NEXT, POS, event_message
 
 _prefetch = prefetcher()  # the compiled loop calls it by this global name
 
+# The loop asks for hints only with at least this many entries on the heap. With fewer, the
+# coming events read rows that recent events read, still in the caches, and the hints
+# (some 20 heap entries looked at per event) only cost: without them the credit-controlled
+# NoC run of 8 x 8 routers at 0.2 flits per cycle (at most 317 entries) runs its loop in
+# 0.97-1.05 s instead of 1.42-1.54 s and the 8-GPU 1 MB All-Gathers (at most 1,413 and
+# 2,772 runs of events) 15-25 % faster, while the 32-GPU 10 MB one (some 40,000 runs)
+# keeps them and runs as fast as before (docs/engine-measured.md, "Prefetching only a large heap").
+PREFETCH_FROM = 4096
+
 
 @jit(inline=True)
 def _prefetch_ahead(hp, n, route, res, runs):

@@ -128,7 +128,7 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     cursor[:, END] = i.route_start[i.msg_route + 1]
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
     nruns = len(runs.run_kind)
-    on = nmsg >= RUNS_FROM_MESSAGES  # a heap of every event fits the caches below it
+    on = nmsg >= RUNS_FROM_MESSAGES
     owed = np.zeros((nres, 2), dtype=np.int64)
     if i.stop_ps >= 0:
         ends = (cursor[:, POS], cursor[:, END])
@@ -138,6 +138,10 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     cap = nmsg + nlo + nsteps + 2 + per_res + int(ring_start[-1])
 
     def full(count: int, value: int, dtype: type = np.int64) -> np.ndarray:
+        # Zeros come from calloc: a page is mapped when the loop first writes it, not here,
+        # and one it never writes costs no memory (a NoC run's 1.5 M packets: 716 -> 671 MB).
+        if value == 0:
+            return np.zeros(count, dtype=dtype)
         return np.full(count, value, dtype=dtype)
 
     return LoopState(
