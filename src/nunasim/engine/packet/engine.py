@@ -149,13 +149,10 @@ _AS_LOWERED = (
 def core_inputs(lowered: Lowered, stop_ps: int = -1) -> CoreInputs:
     lo = lowered
     none = np.zeros(0, dtype=np.int64)
-    shared = share_routes(lo.route_start, lo.route_table)
-    if shared is None:  # a route of its own each, as lowering wrote them
-        routes = SharedRoutes(
-            np.arange(lo.messages, dtype=np.int64), lo.route_start, lo.route_table
-        )
-    else:
-        routes = shared
+    routes = share_routes(lo.route_start, lo.route_table)
+    if routes is None:  # a route of its own each, as lowering wrote them
+        own = np.arange(lo.messages, dtype=np.int64)
+        routes = SharedRoutes(own, lo.route_start, lo.route_table)
     return CoreInputs(
         **{name: getattr(lo, name) for name in _AS_LOWERED},
         res=resource_rows(
