@@ -99,6 +99,40 @@ def test_runs_pop_what_a_plain_heap_pops(schedule):
     assert n == 0
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=120), st.integers(0, 3))
+def test_the_heap_pops_in_key_order(keys, unused):
+    """Whatever the heap's shape (full sets of four children or a last, partial one), every
+    pop hands out the smallest key left, with the payload pushed with it."""
+    size = len(keys) + unused
+    hk, hp = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    n = 0
+    for i, key in enumerate(keys):
+        n = push_key_(hk, hp, n, event_key(key, i), i)
+    popped = []
+    while n:
+        t, payload, n = pop_event_(hk, hp, n)
+        popped.append((t, payload))
+    assert popped == sorted((key, i) for i, key in enumerate(keys))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(0, 50), min_size=1, max_size=60),
+    st.sampled_from((0, 1 << 30)),
+    st.integers(0, 500),
+)
+def test_run_classes_rank_each_delay_among_the_distinct_ones(delays, spread, resources):
+    """Each message's issue run is the resources' count plus its delay's rank among the
+    distinct delays, over a small range (a table) and a wide one (a sort) alike."""
+    pre = np.array(delays, dtype=np.int64) * (1 + spread)
+    classes = run_classes(resources, pre, np.zeros(len(pre), dtype=np.int64))
+    distinct, rank = np.unique(pre, return_inverse=True)
+    assert classes.issue_run.tolist() == (resources + rank.ravel()).tolist()
+    assert classes.ack_run.tolist() == [resources + len(distinct)] * len(pre)
+    assert len(classes.run_kind) == resources + len(distinct) + 1
+
+
 def test_run_classes_number_resources_then_issue_then_acknowledgement_delays():
     pre = np.array([7, 3, 7, 9], dtype=np.int64)
     ack = np.array([0, 5, 5, 0], dtype=np.int64)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cli_run import run
 from nunasim.cli.noc import parse_rates
+from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.kernel.rows import FLITS, OCC
 from nunasim.engine.lowering.lower import lower
 from nunasim.engine.lowering.messages import STORE
@@ -32,9 +33,9 @@ from nunasim.engine.noc.run import (
     uniform_bound,
 )
 from nunasim.engine.noc.saturation import saturation
-from nunasim.engine.packet import core
+from nunasim.engine.packet import core, state
 from nunasim.engine.packet.core import CoreInputs, CoreOutputs
-from nunasim.engine.packet.engine import run_core, simulate
+from nunasim.engine.packet.engine import core_inputs, run_core, simulate
 from nunasim.engine.packet.state import LoopState, loop_state
 from nunasim.errors import ConfigError
 from nunasim.experiments.noc_curve import CurveSpec, sweep
@@ -43,6 +44,7 @@ from nunasim.hardware.socket import Router
 from nunasim.io.presets import load_preset
 from nunasim.io.results import read_table
 from nunasim.policies.place import place
+from nunasim.scenario import Scenario
 from nunasim.units import cycles_to_ps, ps_to_cycles
 from small_plans import one_store_plan
 from strategies import sockets
@@ -975,3 +977,50 @@ def test_with_self_traffic_a_permutations_fixed_points_send_to_themselves(refere
     latency = noc.latency_ps()[src == dst]
     assert latency.min() == 7000
     assert "fixed points send to themselves" in noc.result().pattern
+
+
+def test_a_run_without_stage_stamps_is_the_run_with_them(reference):
+    """A NoC run leaves the port, plane and stack stamps out (no such resource on a mesh):
+    every other output, the events and the resources' counts are the same as with them."""
+    noc = run_noc(reference, "uniform", 0.45, 2, cycles=300, warmup=50, seed=5)
+    runs = [
+        run_core(noc_inputs(reference, noc.packets, noc.inject_ps, 2, noc.stop), stages)
+        for stages in (True, False)
+    ]
+    staged, lean = runs
+    assert staged.events == lean.events and (staged.inputs.res == lean.inputs.res).all()
+    for name in ("step_begin", "step_end", "msg_issue", "msg_done"):
+        assert (getattr(staged.outputs, name) == getattr(lean.outputs, name)).all(), name
+    for name in ("msg_port_in", "msg_port_out", "msg_dst_in", "msg_stack_in"):
+        assert (getattr(staged.outputs, name) == -1).all() and len(getattr(lean.outputs, name)) == 0
+
+
+def test_stage_stamps_are_left_out_only_where_nothing_stamps_them():
+    """A collective's run crosses ports and stacks: without their stamps it is refused
+    before the loop could write past an empty array."""
+    pod = load_preset("nextgen-4die").fit(2).pod
+    scenario = Scenario(pod, builtin_plan("allgather", gpus=2), "64kB", "UA", "auto")
+    lowered = lower(pod, scenario.plan, scenario.placement())
+    with pytest.raises(ValueError, match="msg_port_in has no entry per message"):
+        run_core(core_inputs(lowered), stages=False)
+
+
+def test_unset_arrays_are_written_before_they_are_read(reference, monkeypatch):
+    """The arrays ``loop_state`` leaves unfilled (linked FIFOs' links, credits' grants) can
+    hold anything: filled with garbage, a credit run past saturation and a collective on
+    the credit preset give the same events and times."""
+
+    def garbage(count):
+        return np.full(count, 987_654_321, dtype=np.int64)
+
+    pod = load_preset("nextgen-4die-vc").fit(4).pod
+    scenario = Scenario(pod, builtin_plan("alltoall", gpus=4), "100kB", "UA+NAR", "auto")
+    lowered = lower(pod, scenario.plan, scenario.placement())
+    shallow = _router(reference, buffer_flits=4)
+    outcomes = []
+    for fill in (state.unset, garbage):
+        monkeypatch.setattr(state, "unset", fill)
+        noc = run_noc(shallow, "transpose", 0.4, 4, cycles=300, warmup=50, seed=4)
+        trace = simulate(lowered)
+        outcomes.append((noc.events, noc.head_ps.tolist(), trace.events, trace.msg_done.tolist()))
+    assert outcomes[0] == outcomes[1]

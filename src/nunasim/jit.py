@@ -6,9 +6,11 @@ code is cached on disk beside the package, so no work is done at import time.
 ``@jit(inline=True)`` marks a small helper to be inlined into its callers (a call with
 array arguments costs more than the helper's body): numba copies its IR into every call
 site before typing them. ``@jit(inline="llvm")`` marks one that numba compiles once and
-LLVM's optimiser inlines: for a tiny helper called from many places (the event heap's) it
-runs as fast and its callers compile in much less time (the packet core's loop in 12.6 s
-instead of 20 s; docs/engine-measured.md, "Compiling the core").
+leaves to LLVM's optimiser to inline: for a tiny helper called from many places (the event
+heap's push) it runs as fast and its callers compile in much less time (the packet core's
+loop in 12.6 s instead of 20 s; docs/engine-measured.md, "Compiling the core"). LLVM may
+decline, and a helper left a call costs its arguments on every call:
+``benchmarks/loop_calls.py`` lists those of the packet core's loop.
 """
 
 from __future__ import annotations

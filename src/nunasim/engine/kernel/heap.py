@@ -53,24 +53,42 @@ def pop_event(hk, hp, n):
     return key >> SEQ_BITS, payload, n
 
 
-@jit(inline="llvm")
+# Inlined by numba, not left to LLVM: LLVM kept it a call per event, with the arrays'
+# fields for arguments (docs/engine-measured.md, "The heap's sift-down, inlined").
+@jit(inline=True)
 def sift_down(hk, hp, n, last_key, last_payload):
     """Fill the root's hole of a heap of ``n`` items with (last_key, last_payload), no
-    smaller a key than the hole's, moving it down to its place."""
+    smaller a key than the hole's, moving it down to its place. A node's four children are
+    compared as two pairs and their winners (the first of equal keys wins, as in order)."""
     i = 0
     while True:
         first = 4 * i + 1
-        if first >= n:
-            break
-        best = first
-        best_key = hk[first]
-        end = first + 4
-        if end > n:
-            end = n
-        for c in range(first + 1, end):
-            if hk[c] < best_key:
-                best = c
-                best_key = hk[c]
+        if first + 3 < n:  # four children: two pairs, then their winners
+            k0 = hk[first]
+            k1 = hk[first + 1]
+            k2 = hk[first + 2]
+            k3 = hk[first + 3]
+            if k1 < k0:
+                a, ka = first + 1, k1
+            else:
+                a, ka = first, k0
+            if k3 < k2:
+                b, kb = first + 3, k3
+            else:
+                b, kb = first + 2, k2
+            if kb < ka:
+                best, best_key = b, kb
+            else:
+                best, best_key = a, ka
+        else:
+            if first >= n:
+                break
+            best = first
+            best_key = hk[first]
+            for c in range(first + 1, n):
+                if hk[c] < best_key:
+                    best = c
+                    best_key = hk[c]
         if last_key <= best_key:
             break
         hk[i] = best_key

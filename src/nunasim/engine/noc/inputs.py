@@ -83,12 +83,13 @@ def noc_inputs(
     route_start, route = core_routes(socket)
     none = np.zeros(0, dtype=np.int64)
 
+    # Every per-packet array is written once, in place: with 1.5 M packets each copy is
+    # 12 MB that the kernel must zero before numpy writes it.
     def per_packet(value: int) -> np.ndarray:
         if value == 0:  # calloc's zeros: mapped when read, not written here
             return np.zeros(count, dtype=np.int64)
         return np.full(count, value, dtype=np.int64)
 
-    measured_done = count
     if deadline_ps < 0:
         waits, extra_succ, extra_succs = [stop], [0], none
         timed_step, timed_at = every, inject_ps
@@ -98,22 +99,41 @@ def noc_inputs(
         timed_step = np.insert(every, at, count + 1)
         timed_at = np.insert(inject_ps, at, deadline_ps)
     extra = len(waits)
-    succ_counts = np.concatenate([(every < stop).astype(np.int64), extra_succ])
+    steps = count + extra
+    step_tb = np.zeros(steps, dtype=np.int64)  # the extra steps: threadblock 0
+    step_tb[:count] = packets.src
+    step_wait = np.zeros(steps, dtype=np.int64)
+    step_wait[count:] = waits
+    # Packet p (< stop) has one successor, the step waiting for the measured packets.
+    succ_start = np.empty(steps + 1, dtype=np.int64)
+    np.minimum(np.arange(count + 1, dtype=np.int64), stop, out=succ_start[: count + 1])
+    succ_start[count + 1 :] = stop + np.cumsum(extra_succ)
+    succ = np.empty(stop + len(extra_succs), dtype=np.int64)
+    succ[:stop] = count
+    succ[stop:] = extra_succs
+    lineop_start = np.arange(steps + 1, dtype=np.int64)
+    lineop_start[count + 1 :] = count  # the extra steps have none
+    lineop_msgs = np.empty((count, 3), dtype=np.int64)
+    lineop_msgs[:, 0] = every
+    np.add(every, 1, out=lineop_msgs[:, 1])
+    lineop_msgs[:, 2] = lineop_msgs[:, 1]
+    msg_route = np.multiply(packets.src, mesh.routers, dtype=np.int64)
+    msg_route += packets.dst
     return CoreInputs(
         res=noc_resources(socket, packet_flits),
         tb_cu=np.arange(mesh.routers, dtype=np.int64),
-        step_tb=np.append(packets.src, np.zeros(extra, dtype=np.int64)),
-        step_wait=np.append(per_packet(0), waits),
-        step_compute_ps=np.zeros(count + extra, dtype=np.int64),
+        step_tb=step_tb,
+        step_wait=step_wait,
+        step_compute_ps=np.zeros(steps, dtype=np.int64),
         timed_step=timed_step,
         timed_at=timed_at,
-        succ_start=np.concatenate([[0], np.cumsum(succ_counts)]).astype(np.int64),
-        succ=np.append(np.full(stop, measured_done, dtype=np.int64), extra_succs),
-        lineop_start=np.append(np.arange(count + 1, dtype=np.int64), np.full(extra, count)),
+        succ_start=succ_start,
+        succ=succ,
+        lineop_start=lineop_start,
         lineop_step=every,
         lineop_compute_ps=per_packet(0),
-        lineop_msgs=np.stack([every, every + 1, every + 1], axis=1),
-        flag_start=np.zeros(count + extra + 1, dtype=np.int64),
+        lineop_msgs=lineop_msgs,
+        flag_start=np.zeros(steps + 1, dtype=np.int64),
         flag_msg=none,
         msg_kind=per_packet(READ),
         msg_lineop=every,
@@ -124,11 +144,11 @@ def noc_inputs(
         release=none,
         msg_ack_ps=per_packet(0),
         msg_pre_ps=per_packet(0),
-        msg_route=packets.src * mesh.routers + packets.dst,
+        msg_route=msg_route,
         route_start=route_start,
         route=route,
         ncus=mesh.routers,
         window=count + 1,  # open-loop injection: no request window
-        stop_step=count + extra - 1,
+        stop_step=steps - 1,
         stop_ps=-1,
     )

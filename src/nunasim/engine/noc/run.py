@@ -212,7 +212,8 @@ def run_noc(
             "raise the rate or the number of cycles"
         )
     deadline = -1 if drain is None else int(cycle_ps[end + drain])
-    done = run_core(noc_inputs(socket, packets, inject_ps, packet_flits, stop, deadline))
+    inputs = noc_inputs(socket, packets, inject_ps, packet_flits, stop, deadline)
+    done = run_core(inputs, stages=False)  # a mesh has no port, plane or stack to stamp
     head_ps = done.outputs.msg_done
     if deadline < 0 and (head_ps[:stop] < 0).any():
         raise RuntimeError("the NoC run stopped before every measured packet arrived")

@@ -208,14 +208,18 @@ def generate_traffic(
                 dst = pick + (pick >= src)
             if choice is not None:
                 dst = _hotspot_destinations(rng, choice, src, dst, pattern.hotspot_fraction)
-        row, _ = np.nonzero(inject)
-        cycles.append(row.astype(np.int64) + first)
-        srcs.append(src[inject])
-        dsts.append(dst[inject])
+        # The injecting slots in order (cycle, then router), found once: a boolean mask
+        # applied to each array costs six times as much.
+        flat = np.flatnonzero(inject)
+        row, col = np.divmod(flat, n)
+        row += first
+        cycles.append(row)
+        srcs.append(col)
+        dsts.append(np.take(dst, flat))
     return Traffic(
         cycle=np.concatenate(cycles) if cycles else np.zeros(0, dtype=np.int64),
-        src=np.concatenate(srcs).astype(np.int64) if srcs else np.zeros(0, dtype=np.int64),
-        dst=np.concatenate(dsts).astype(np.int64) if dsts else np.zeros(0, dtype=np.int64),
+        src=np.concatenate(srcs).astype(np.int64, copy=False) if srcs else np.zeros(0, np.int64),
+        dst=np.concatenate(dsts).astype(np.int64, copy=False) if dsts else np.zeros(0, np.int64),
     )
 
 

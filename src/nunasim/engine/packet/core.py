@@ -90,6 +90,7 @@ from nunasim.engine.packet.events import (
     PH_GRANTED,
     PH_REQUEST,
 )
+from nunasim.engine.packet.outputs import CoreOutputs, check_stages
 from nunasim.engine.packet.prefetch import PREFETCH_FROM, _prefetch_ahead
 from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline
 from nunasim.engine.packet.runs import END, POS, pop_next, push_run
@@ -147,32 +148,13 @@ class CoreInputs(NamedTuple):
     stop_ps: int
 
 
-class CoreOutputs(NamedTuple):
-    """Timestamps a run fills in (ps; -1 where a stage does not apply or was not reached)."""
-
-    step_begin: np.ndarray
-    step_end: np.ndarray
-    msg_issue: np.ndarray
-    msg_port_in: np.ndarray  # arrival at an EGRESS resource
-    msg_port_out: np.ndarray  # departure from it
-    msg_dst_in: np.ndarray  # departure from a PLANE_OUT resource
-    msg_stack_in: np.ndarray  # arrival at a STACK resource
-    msg_done: np.ndarray  # end of the route
-
-    @classmethod
-    def unfilled(cls, steps: int, messages: int) -> CoreOutputs:
-        def filled(count: int) -> np.ndarray:
-            return np.full(count, -1, dtype=np.int64)
-
-        return cls(filled(steps), filled(steps), *(filled(messages) for _ in range(6)))
-
-
 def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
     """Run to completion (or to ``inputs.stop_step``, or until it passes ``inputs.stop_ps``
     unfinished), filling ``outputs`` and the run's columns of ``inputs.res``; returns the
     number of events handled and whether it stopped at ``stop_ps``."""
-    if (np.diff(inputs.timed_at) < 0).any():
+    if (inputs.timed_at[1:] < inputs.timed_at[:-1]).any():
         raise ValueError("timed releases must be in order of time")
+    check_stages(outputs, inputs.res[:, KIND], len(inputs.msg_kind))
     # The compiled loop takes the bundles whole (a kernel takes at most 12 arguments):
     # typing them costs the call about 2.5 us more than passing their fields one by one,
     # once per run (benchmarks/packet_kernel_calls.py).

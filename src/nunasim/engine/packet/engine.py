@@ -113,8 +113,10 @@ def route_rows(resource: np.ndarray, post: np.ndarray) -> np.ndarray:
     return rows
 
 
-def run_core(inputs: CoreInputs) -> CoreRun:
-    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind))
+def run_core(inputs: CoreInputs, stages: bool = True) -> CoreRun:
+    """Run ``inputs``; without ``stages``, a run with no port, plane or stack resource
+    leaves the stamps of those stages out (``CoreOutputs.unfilled``)."""
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind), stages)
     started = time.perf_counter()
     events, cut = run(inputs, outputs)
     return CoreRun(inputs, outputs, int(events), time.perf_counter() - started, bool(cut))

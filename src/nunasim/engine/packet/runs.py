@@ -76,32 +76,37 @@ class RunClasses(NamedTuple):
 def run_classes(resources: int, msg_pre_ps: np.ndarray, msg_ack_ps: np.ndarray) -> RunClasses:
     """The runs of a core run's messages: one per resource, one per distinct pure delay
     before a first resource, one per distinct acknowledgement delay."""
-    pre_count, pre_class = _classes(msg_pre_ps)
-    ack_count, ack_class = _classes(msg_ack_ps)
+    pre_count, issue_run = _classes(msg_pre_ps, resources)
     routed = resources + pre_count
+    ack_count, ack_run = _classes(msg_ack_ps, routed)
     kinds = np.full(routed + ack_count, EV_ACK, dtype=np.int64)
     kinds[:routed] = EV_ROUTE
-    return RunClasses(
-        issue_run=resources + pre_class,
-        ack_run=routed + ack_class,
-        run_kind=kinds,
-    )
+    return RunClasses(issue_run=issue_run, ack_run=ack_run, run_kind=kinds)
 
 
-def _classes(values: np.ndarray) -> tuple[int, np.ndarray]:
-    """How many distinct values, and each value's rank among them; by a table over the
-    values' range where it is small (delays are, and a sort of millions is not cheap)."""
+def _classes(values: np.ndarray, first: int) -> tuple[int, np.ndarray]:
+    """How many distinct values, and each value's class: ``first`` plus its rank among
+    them; by a table over the values' range where it is small (delays are, and a sort of
+    millions is not cheap). One array per value is made: with millions of messages the
+    copies, not the arithmetic, are the cost."""
     if len(values) == 0:
         return 0, np.zeros(0, dtype=np.int64)
     low = int(values.min())
     span = int(values.max()) - low + 1
+    if span == 1:  # one delay for all (a NoC run's)
+        return 1, np.full(len(values), first, dtype=np.int64)
     if span > DENSE_SPAN:
         distinct, rank = np.unique(values, return_inverse=True)
-        return len(distinct), rank.ravel().astype(np.int64)
+        rank = rank.ravel().astype(np.int64, copy=False)
+        rank += first
+        return len(distinct), rank
+    offset = np.subtract(values, low, dtype=np.int64)
     present = np.zeros(span, dtype=np.int64)
-    present[values - low] = 1
-    rank = np.cumsum(present) - 1
-    return int(present.sum()), rank[values - low]
+    present[offset] = 1
+    table = np.cumsum(present)
+    table += first - 1
+    np.take(table, offset, out=offset, mode="clip")  # in place: offsets are in range
+    return int(present.sum()), offset
 
 
 @jit(inline=True)

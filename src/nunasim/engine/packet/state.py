@@ -103,6 +103,14 @@ class LoopState(NamedTuple):
     owed: np.ndarray
 
 
+def unset(count: int) -> np.ndarray:
+    """An array the loop writes each entry of before it reads it: the links of its linked
+    FIFOs (``_append``, a VC's FIFO) and a credit's grant. Nothing is filled in, and the
+    pages of messages that never wait are never touched (a test fills them with garbage
+    and gets the same runs)."""
+    return np.empty(count, dtype=np.int64)
+
+
 def loop_state(inputs: CoreInputs) -> LoopState:
     """The loop's state for a run of ``inputs`` (``CoreInputs``), as it starts."""
     i = inputs
@@ -124,8 +132,9 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     wait = i.step_wait.astype(np.int64)  # a copy: the loop counts it down
     np.add.at(wait, i.timed_step, 1)  # a timed step also waits for its time
     cursor = np.empty((nmsg, CURSOR_FIELDS), dtype=np.int64)
-    cursor[:, POS] = i.route_start[i.msg_route]
-    cursor[:, END] = i.route_start[i.msg_route + 1]
+    # Gathered straight into the columns (no copy of a route index per message).
+    np.take(i.route_start, i.msg_route, out=cursor[:, POS], mode="clip")
+    np.take(i.route_start[1:], i.msg_route, out=cursor[:, END], mode="clip")
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
     nruns = len(runs.run_kind)
     on = nmsg >= RUNS_FROM_MESSAGES
@@ -147,15 +156,15 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     return LoopState(
         wait=wait,
         arrival_left=i.arrival_lines.astype(np.int64),
-        lo_sources=(i.lineop_msgs[:, 1] - i.lineop_msgs[:, 0]).astype(np.int64),
-        lo_sinks=(i.lineop_msgs[:, 2] - i.lineop_msgs[:, 1]).astype(np.int64),
-        step_left=np.diff(i.lineop_start).astype(np.int64),
+        lo_sources=np.subtract(i.lineop_msgs[:, 1], i.lineop_msgs[:, 0], dtype=np.int64),
+        lo_sinks=np.subtract(i.lineop_msgs[:, 2], i.lineop_msgs[:, 1], dtype=np.int64),
+        step_left=np.subtract(i.lineop_start[1:], i.lineop_start[:-1], dtype=np.int64),
         ready=np.empty(nsteps, dtype=np.int64),
         inflight=full(ncus, 0),
         compute_free=full(ncus, 0),
         qhead=full(ncus, -1),
         qtail=full(ncus, -1),
-        qnext=full(nmsg, -1),
+        qnext=unset(nmsg),
         touched=np.empty(ncus, dtype=np.int64),
         is_touched=full(ncus, False, np.bool_),
         cursor=cursor,
@@ -164,23 +173,23 @@ def loop_state(inputs: CoreInputs) -> LoopState:
         credit=slots.copy(),
         fifo_head=full(nvc, -1),
         fifo_tail=full(nvc, -1),
-        fifo_next=full(per_msg, -1),
+        fifo_next=unset(per_msg),
         in_vc=full(per_msg, -1),
         behind=full(per_msg, False, np.bool_),
         hol_ok=full(per_msg, 0),
         phase=full(per_msg, 0, np.int8),
-        granted_vc=full(per_msg, -1),
+        granted_vc=unset(per_msg),
         vc_ok=full(nvc, 0),
         held=full(nvc, -1),
         vc_rr=full(nres, 0),
         wq_head=full(nres, -1),
         wq_tail=full(nres, -1),
-        wnext=full(per_msg, -1),
+        wnext=unset(per_msg),
         arrived=full(per_msg, 0),
         port_free=full(per_res, 0),
         oq_head=full(per_res, -1),
         oq_tail=full(per_res, -1),
-        onext=full(per_msg, -1),
+        onext=unset(per_msg),
         out_armed=full(per_res, False, np.bool_),
         ring_key=np.empty(int(ring_start[-1]), dtype=np.int64),
         ring_start=ring_start,
