@@ -1,6 +1,7 @@
 """The command line: output, pictures, exit codes, and no half-written files."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -126,3 +127,20 @@ def test_console_script_runs():
     )
     assert result.returncode == 0, result.stderr
     assert "nextgen-4die" in result.stdout
+
+
+@pytest.mark.parametrize(("command", "pages"), [("noc", "0"), ("simulate", None)])
+def test_only_the_noc_command_asks_numpy_for_small_pages(command, pages):
+    """`noc` sets NUMPY_MADVISE_HUGEPAGE=0 before numpy is imported (its first-touch page
+    faults are the command's system time), other commands leave numpy's default."""
+    probe = (
+        "import os, click\n"
+        "from nunasim.cli.main import Session, cli\n"
+        f"cli.get_command(click.Context(cli, obj=Session(whole_process=True)), {command!r})\n"
+        "print(os.environ.get('NUMPY_MADVISE_HUGEPAGE'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    assert done.stdout.strip() == str(pages)

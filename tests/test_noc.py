@@ -979,30 +979,40 @@ def test_with_self_traffic_a_permutations_fixed_points_send_to_themselves(refere
     assert "fixed points send to themselves" in noc.result().pattern
 
 
-def test_a_run_without_stage_stamps_is_the_run_with_them(reference):
-    """A NoC run leaves the port, plane and stack stamps out (no such resource on a mesh):
-    every other output, the events and the resources' counts are the same as with them."""
+def test_a_run_that_keeps_only_arrivals_is_the_run_that_keeps_every_stamp(reference):
+    """A NoC run keeps only a step's end and a packet's arrival: those, the events and the
+    resources' counts are the same as with every stamp, and the rest are left empty."""
     noc = run_noc(reference, "uniform", 0.45, 2, cycles=300, warmup=50, seed=5)
     runs = [
-        run_core(noc_inputs(reference, noc.packets, noc.inject_ps, 2, noc.stop), stages)
-        for stages in (True, False)
+        run_core(noc_inputs(reference, noc.packets, noc.inject_ps, 2, noc.stop), kept)
+        for kept in (None, frozenset())
     ]
-    staged, lean = runs
-    assert staged.events == lean.events and (staged.inputs.res == lean.inputs.res).all()
-    for name in ("step_begin", "step_end", "msg_issue", "msg_done"):
-        assert (getattr(staged.outputs, name) == getattr(lean.outputs, name)).all(), name
+    every, lean = runs
+    assert every.events == lean.events and (every.inputs.res == lean.inputs.res).all()
+    for name in ("step_end", "msg_done"):
+        assert (getattr(every.outputs, name) == getattr(lean.outputs, name)).all(), name
+    assert (every.outputs.step_begin >= 0).all() and (every.outputs.msg_issue >= 0).all()
+    for name in ("step_begin", "msg_issue", "msg_port_in", "msg_dst_in", "msg_stack_in"):
+        assert len(getattr(lean.outputs, name)) == 0, name
     for name in ("msg_port_in", "msg_port_out", "msg_dst_in", "msg_stack_in"):
-        assert (getattr(staged.outputs, name) == -1).all() and len(getattr(lean.outputs, name)) == 0
+        assert (getattr(every.outputs, name) == -1).all(), name
 
 
 def test_stage_stamps_are_left_out_only_where_nothing_stamps_them():
     """A collective's run crosses ports and stacks: without their stamps it is refused
-    before the loop could write past an empty array."""
+    before the loop could write past an empty array, as are outputs of a wrong size."""
     pod = load_preset("nextgen-4die").fit(2).pod
     scenario = Scenario(pod, builtin_plan("allgather", gpus=2), "64kB", "UA", "auto")
     lowered = lower(pod, scenario.plan, scenario.placement())
     with pytest.raises(ValueError, match="msg_port_in has no entry per message"):
-        run_core(core_inputs(lowered), stages=False)
+        run_core(core_inputs(lowered), kept=frozenset({"step_begin", "msg_issue"}))
+    inputs = core_inputs(lowered)
+    steps, messages = len(inputs.step_tb), len(inputs.msg_kind)
+    short = CoreOutputs.unfilled(steps, messages)._replace(msg_done=np.full(1, -1))
+    with pytest.raises(ValueError, match="msg_done has 1 entries"):
+        core.run(inputs, short)
+    with pytest.raises(ValueError, match="no such output: msg_sent"):
+        CoreOutputs.unfilled(steps, messages, frozenset({"msg_sent"}))
 
 
 def test_unset_arrays_are_written_before_they_are_read(reference, monkeypatch):

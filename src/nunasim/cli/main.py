@@ -51,6 +51,14 @@ COMMANDS = {
 # 1.1 s and freed 371 objects. Reference counting still frees everything else at once.
 UNCOLLECTED = frozenset({"simulate", "noc"})
 
+# Commands that ask numpy for no transparent huge pages (unless the environment says
+# otherwise): numpy asks the kernel for them for every array of 4 MB or more, and a kernel
+# that must first compact memory to find one does so while the page is first touched. A
+# `noc` run writes some 500 MB of per-packet arrays once each; with huge pages its system
+# time varied from 0.15 to 1.0 s between identical runs (0.6-0.8 s right after another
+# simulator's run), without them 0.27-0.36 s (docs/noc.md, "Speed").
+SMALL_PAGES = frozenset({"noc"})
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -60,6 +68,8 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name].split(":")
+        if name in SMALL_PAGES and "numpy" not in sys.modules:  # numpy reads it on import
+            os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
         command = getattr(importlib.import_module(module), attribute)
         if isinstance(ctx.obj, Session) and ctx.obj.whole_process:
             # What the imports made (numba's and pandas' objects among them) lives as long

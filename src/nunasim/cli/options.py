@@ -9,11 +9,7 @@ from typing import Any
 
 import click
 
-from nunasim.engine.lowering.admission import MEMORY_ENV, limit_memory
 from nunasim.errors import ConfigError
-from nunasim.experiments.tbsearch import SEARCHES
-from nunasim.mapping.buffer_layout import LAYOUTS
-from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.units import parse_size
 
 preset_option = click.option(
@@ -44,23 +40,33 @@ def file_option(*names: str, help: str, **kwargs: Any) -> Callable:
     )
 
 
-config_option = click.option(
-    "--config",
-    "config_name",
-    default="NAP+NAR",
-    show_default=True,
-    type=click.Choice(list(CONFIGURATIONS)),
-    help="One of the paper's configurations.",
-)
+def config_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config``: one of the paper's configurations."""
+    # Imported when a command takes the option, as the two below: ``noc`` takes none of
+    # them and starts without the plans, placement and lowering they pull in.
+    from nunasim.policies.configurations import CONFIGURATIONS
+
+    return click.option(
+        "--config",
+        "config_name",
+        default="NAP+NAR",
+        show_default=True,
+        type=click.Choice(list(CONFIGURATIONS)),
+        help="One of the paper's configurations.",
+    )(command)
 
 
-layout_option = click.option(
-    "--layout",
-    type=click.Choice(LAYOUTS),
-    default="aligned",
-    show_default=True,
-    help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
-)
+def layout_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--layout``: how chunks sit in pages."""
+    from nunasim.mapping.buffer_layout import LAYOUTS
+
+    return click.option(
+        "--layout",
+        type=click.Choice(LAYOUTS),
+        default="aligned",
+        show_default=True,
+        help="Chunks in pages: page-aligned (sub-page chunks packed) or packed back to back.",
+    )(command)
 
 
 def parse_granularity(text: str) -> int | str:
@@ -92,6 +98,8 @@ def parse_threadblocks(text: str, *names: str) -> int | str:
 
 def memory_option(command: Callable) -> Callable:
     """``--max-memory SIZE``: the memory budget the command's runs are admitted against."""
+    # Imported here (see ``config_option``).
+    from nunasim.engine.lowering.admission import MEMORY_ENV, limit_memory
 
     @click.option(
         "--max-memory",
@@ -134,6 +142,9 @@ def given(*names: str) -> list[str]:
 
 def search_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--search``: the threadblock search of the searched points."""
+    # Imported here (see ``config_option``).
+    from nunasim.experiments.tbsearch import SEARCHES
+
     return click.option(
         "--search",
         type=click.Choice(SEARCHES),

@@ -20,10 +20,9 @@ import numpy as np
 
 from nunasim.collectives.per_plan import PerPlan
 from nunasim.collectives.plan import Buffer, Chunks, Plan, Protocol, Step, StepId
+from nunasim.mapping.access_kinds import LOAD, READ, STORE, WRITE
 from nunasim.mapping.placement import BUFFERS
 
-# Access kinds: a local read, a remote load, a local write, a remote store.
-READ, LOAD, WRITE, STORE = 0, 1, 2, 3
 PROTOCOLS = tuple(Protocol)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, unchecked
+
+_load, _store, _, _ = unchecked()
 
 # An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod
 # 2^SEQ_BITS. Keys order events by time, then (for events scheduled fewer than 2^SEQ_BITS
@@ -34,13 +36,14 @@ def push_key(hk, hp, n, key, payload):
     i = n
     while i > 0:
         p = (i - 1) >> 2
-        if hk[p] <= key:
+        parent = _load(hk, p)
+        if parent <= key:
             break
-        hk[i] = hk[p]
-        hp[i] = hp[p]
+        _store(hk, i, parent)
+        _store(hp, i, _load(hp, p))
         i = p
-    hk[i] = key
-    hp[i] = payload
+    _store(hk, i, key)
+    _store(hp, i, payload)
     return n + 1
 
 
@@ -64,10 +67,10 @@ def sift_down(hk, hp, n, last_key, last_payload):
     while True:
         first = 4 * i + 1
         if first + 3 < n:  # four children: two pairs, then their winners
-            k0 = hk[first]
-            k1 = hk[first + 1]
-            k2 = hk[first + 2]
-            k3 = hk[first + 3]
+            k0 = _load(hk, first)
+            k1 = _load(hk, first + 1)
+            k2 = _load(hk, first + 2)
+            k3 = _load(hk, first + 3)
             if k1 < k0:
                 a, ka = first + 1, k1
             else:
@@ -84,15 +87,15 @@ def sift_down(hk, hp, n, last_key, last_payload):
             if first >= n:
                 break
             best = first
-            best_key = hk[first]
+            best_key = _load(hk, first)
             for c in range(first + 1, n):
-                if hk[c] < best_key:
+                if _load(hk, c) < best_key:
                     best = c
-                    best_key = hk[c]
+                    best_key = _load(hk, c)
         if last_key <= best_key:
             break
-        hk[i] = best_key
-        hp[i] = hp[best]
+        _store(hk, i, best_key)
+        _store(hp, i, _load(hp, best))
         i = best
-    hk[i] = last_key
-    hp[i] = last_payload
+    _store(hk, i, last_key)
+    _store(hp, i, last_payload)

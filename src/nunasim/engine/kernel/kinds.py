@@ -8,7 +8,7 @@ the result tables.
 
 from __future__ import annotations
 
-from nunasim.mapping.accesses import LOAD, READ, STORE, WRITE
+from nunasim.mapping.access_kinds import LOAD, READ, STORE, WRITE
 
 FLAG = 4  # a one-line store to the flag page of the threadblock it releases
 MESSAGE_KINDS = (READ, LOAD, WRITE, STORE, FLAG)

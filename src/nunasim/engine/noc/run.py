@@ -213,7 +213,7 @@ def run_noc(
         )
     deadline = -1 if drain is None else int(cycle_ps[end + drain])
     inputs = noc_inputs(socket, packets, inject_ps, packet_flits, stop, deadline)
-    done = run_core(inputs, stages=False)  # a mesh has no port, plane or stack to stamp
+    done = run_core(inputs, kept=frozenset())  # a packet's arrival is all it reads
     head_ps = done.outputs.msg_done
     if deadline < 0 and (head_ps[:stop] < 0).any():
         raise RuntimeError("the NoC run stopped before every measured packet arrived")

@@ -51,7 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, unchecked
 from nunasim.engine.kernel.heap import SEQ_BITS, push_event
 from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
 from nunasim.engine.kernel.ready import any_unfinished, initially_ready
@@ -102,6 +102,8 @@ from nunasim.engine.packet.steps import (
     _satisfy,
     _touch,
 )
+
+_load, _store, _load2, _store2 = unchecked()
 
 
 class CoreInputs(NamedTuple):
@@ -154,7 +156,7 @@ def run(inputs: CoreInputs, outputs: CoreOutputs) -> tuple[int, bool]:
     number of events handled and whether it stopped at ``stop_ps``."""
     if (inputs.timed_at[1:] < inputs.timed_at[:-1]).any():
         raise ValueError("timed releases must be in order of time")
-    check_stages(outputs, inputs.res[:, KIND], len(inputs.msg_kind))
+    check_stages(outputs, inputs.res[:, KIND], len(inputs.step_tb), len(inputs.msg_kind))
     # The compiled loop takes the bundles whole (a kernel takes at most 12 arguments):
     # typing them costs the call about 2.5 us more than passing their fields one by one,
     # once per run (benchmarks/packet_kernel_calls.py).
@@ -205,6 +207,8 @@ def _loop(inputs, outputs, state):
     msg_dst_in = outputs.msg_dst_in
     msg_stack_in = outputs.msg_stack_in
     msg_done = outputs.msg_done
+    begins = step_begin.shape[0] > 0  # stamps the caller left out are not written
+    issues = msg_issue.shape[0] > 0
     nres = res.shape[0]
     wait = state.wait
     arrival_left = state.arrival_left
@@ -303,7 +307,8 @@ def _loop(inputs, outputs, state):
         while nready > 0:
             nready -= 1
             s = ready[nready]
-            step_begin[s] = t
+            if begins:
+                step_begin[s] = t
             cu = tb_cu[step_tb[s]]
             if step_left[s] == 0:
                 if step_compute_ps[s] > 0:  # a compute-only step, on the CU's compute unit
@@ -330,7 +335,8 @@ def _loop(inputs, outputs, state):
                 if qhead[cu] < 0:
                     qtail[cu] = -1
                 inflight[cu] += 1
-                msg_issue[m] = t
+                if issues:
+                    msg_issue[m] = t
                 n = push_run(hk, hp, n, t + msg_pre_ps[m], seq, m, issue_run[m], runs)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued
@@ -371,33 +377,34 @@ def _loop(inputs, outputs, state):
 
         if kind == EV_ROUTE:
             m = arg
-            p = cursor[m, POS]
-            if flow and in_vc[m] >= 0:
-                b = in_vc[m]
-                if phase[m] == PH_ARRIVE:
-                    arrived[m] = t  # its wait for the next resource counts from here
-                    if fifo_head[b] != m:  # behind another message: wait for it to go
-                        behind[m] = True
+            p = _load2(cursor, m, POS)
+            b = _load(in_vc, m) if flow else -1
+            if b >= 0:
+                if _load(phase, m) == PH_ARRIVE:
+                    _store(arrived, m, t)  # its wait for the next resource counts from here
+                    if _load(fifo_head, b) != m:  # behind another message: wait for it to go
+                        _store(behind, m, True)
                         continue
-                    if hol_ok[m] > t:  # the message ahead's tail is still leaving
-                        phase[m] = PH_REQUEST
-                        n = push_event(hk, hp, n, hol_ok[m], seq, payload)
+                    if _load(hol_ok, m) > t:  # the message ahead's tail is still leaving
+                        _store(phase, m, PH_REQUEST)
+                        n = push_event(hk, hp, n, _load(hol_ok, m), seq, payload)
                         seq += 1
                         continue
-                if p == cursor[m, END]:  # the route ends in this buffer: the sink takes it
+                if p == _load2(cursor, m, END):  # the route ends in this buffer: the sink takes it
                     n, seq = _leave_buffer(m, b, t, 0, t, hk, hp, n, seq, buffers, returns)
-                    in_vc[m] = -1
-            if p < cursor[m, END]:
-                e = route[p, ROUTE_RES]
+                    _store(in_vc, m, -1)
+            if p < _load2(cursor, m, END):
+                e = _load2(route, p, ROUTE_RES)
                 v = -1
                 if flow:
-                    if phase[m] == PH_ARRIVE:
-                        arrived[m] = t
-                    b = in_vc[m]
-                    port = port_free[vc_res[b]] if b >= 0 else 0
-                    if b >= 0 and (port > t or res[e, FREE_AT] > t):
-                        if phase[m] != PH_GRANTED:
-                            phase[m] = PH_REQUEST
+                    ph = _load(phase, m)
+                    if ph == PH_ARRIVE:
+                        _store(arrived, m, t)
+                    b = _load(in_vc, m)
+                    port = _load(port_free, _load(vc_res, b)) if b >= 0 else 0
+                    if b >= 0 and (port > t or _load2(res, e, FREE_AT) > t):
+                        if ph != PH_GRANTED:
+                            _store(phase, m, PH_REQUEST)
                         if port > t:
                             # The buffer's input port sends one flit at a time: another
                             # VC's message is crossing the switch from it. Ask again then.
@@ -407,10 +414,10 @@ def _loop(inputs, outputs, state):
                             _append(oq_head, oq_tail, onext, e, m)
                         n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                         continue
-                    if phase[m] == PH_GRANTED:  # woken by a credit, which it already took
-                        v = granted_vc[m]
+                    if ph == PH_GRANTED:  # woken by a credit, which it already took
+                        v = _load(granted_vc, m)
                     else:
-                        if res[e, VCS] > 0:
+                        if _load2(res, e, VCS) > 0:
                             events += _returned(e, now, returns)
                             v = _pick_vc(res, e, vc_start, credit, held, vc_rr)
                             if v < 0:  # every VC downstream is held: wait for one
@@ -420,23 +427,24 @@ def _loop(inputs, outputs, state):
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
                             take = _credits_taken(res, e)
-                            if credit[v] < take:  # allocated, it waits for v's credits
+                            have = _load(credit, v)
+                            if have < take:  # allocated, it waits for v's credits
                                 held[v] = m
                                 n = _watch(v, hk, hp, n, returns)
                                 n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
                                 continue
-                            credit[v] -= take
-                    phase[m] = PH_ARRIVE
-                cursor[m, POS] = p + 1
-                start = res[e, FREE_AT]
+                            _store(credit, v, have - take)
+                    _store(phase, m, PH_ARRIVE)
+                _store2(cursor, m, POS, p + 1)
+                start = _load2(res, e, FREE_AT)
                 if start < t:
                     start = t
-                elif start - t > res[e, WAIT_MAX]:
-                    res[e, WAIT_MAX] = start - t
-                res[e, FREE_AT] = start + res[e, OCC]
-                res[e, FLITS] += 1
-                k = res[e, KIND]
-                leave = start + res[e, LAT]
+                elif start - t > _load2(res, e, WAIT_MAX):
+                    _store2(res, e, WAIT_MAX, start - t)
+                _store2(res, e, FREE_AT, start + _load2(res, e, OCC))
+                _store2(res, e, FLITS, _load2(res, e, FLITS) + 1)
+                k = _load2(res, e, KIND)
+                leave = start + _load2(res, e, LAT)
                 if k != LINK:  # most hops are links, which stamp nothing
                     if k == EGRESS:
                         msg_port_in[m] = t
@@ -446,27 +454,32 @@ def _loop(inputs, outputs, state):
                     elif k == STACK:
                         msg_stack_in[m] = t
                 if flow:
-                    if start - arrived[m] > res[e, WAIT_MAX]:  # the wait for a credit counts
-                        res[e, WAIT_MAX] = start - arrived[m]
-                    b = in_vc[m]
+                    waited = start - _load(arrived, m)
+                    if waited > _load2(res, e, WAIT_MAX):  # the wait for a credit counts
+                        _store2(res, e, WAIT_MAX, waited)
+                    b = _load(in_vc, m)
+                    occ = _load2(res, e, OCC)
                     if b >= 0:  # its head leaves the buffer it is in as it starts on e
                         # Its flits cross the switch at the rate they came in at.
-                        port_free[vc_res[b]] = start + res[vc_res[b], OCC]
-                        gap = res[e, OCC] - res[e, FLIT_PS] if res[e, FLIT_PS] > 0 else 0
+                        u = _load(vc_res, b)
+                        _store(port_free, u, start + _load2(res, u, OCC))
+                        fps = _load2(res, e, FLIT_PS)
+                        gap = occ - fps if fps > 0 else 0
                         n, seq = _leave_buffer(
-                            m, b, start, gap, start + res[e, OCC], hk, hp, n, seq, buffers, returns
+                            m, b, start, gap, start + occ, hk, hp, n, seq, buffers, returns
                         )
                     n, seq = _serve_output(e, t, hk, hp, n, seq, outputs_q)
-                    in_vc[m] = v
+                    _store(in_vc, m, v)
                     if v >= 0:  # and joins the back of VC v's buffer downstream
-                        fifo_next[m] = -1
-                        if fifo_tail[v] < 0:
-                            fifo_head[v] = m
-                            hol_ok[m] = vc_ok[v]
+                        _store(fifo_next, m, -1)
+                        last = _load(fifo_tail, v)
+                        if last < 0:
+                            _store(fifo_head, v, m)
+                            _store(hol_ok, m, _load(vc_ok, v))
                         else:
-                            fifo_next[fifo_tail[v]] = m
-                        fifo_tail[v] = m
-                n = push_run(hk, hp, n, leave + route[p, ROUTE_POST], seq, m, e, runs)
+                            _store(fifo_next, last, m)
+                        _store(fifo_tail, v, m)
+                n = push_run(hk, hp, n, leave + _load2(route, p, ROUTE_POST), seq, m, e, runs)
                 seq += 1
                 continue
             # The message has reached the end of its route.

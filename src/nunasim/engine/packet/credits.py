@@ -18,7 +18,7 @@ numba's caches (see ``nunasim.engine.packet.events``).
 
 from __future__ import annotations
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, unchecked
 from nunasim.engine.kernel.heap import event_key, push_event, push_key
 from nunasim.engine.kernel.rows import (
     BUF_FLITS,
@@ -31,26 +31,29 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
 
+_load, _store, _load2, _store2 = unchecked()
+
 
 @jit(inline=True)
 def _append(head, tail, nxt, q, m):
     """Append message ``m`` to FIFO ``q`` of a set of linked FIFOs (a CU's issue queue, a
     resource's waiters)."""
-    nxt[m] = -1
-    if tail[q] < 0:
-        head[q] = m
+    _store(nxt, m, -1)
+    last = _load(tail, q)
+    if last < 0:
+        _store(head, q, m)
     else:
-        nxt[tail[q]] = m
-    tail[q] = m
+        _store(nxt, last, m)
+    _store(tail, q, m)
 
 
 @jit(inline=True)
 def _credits_taken(res, e):
     """The credits of ``e``'s downstream buffer a message takes: one per flit it is on
     ``e`` (its occupancy over the flit time), at least one, at most the whole buffer."""
-    fps = res[e, FLIT_PS]
-    take = res[e, OCC] // fps if fps > 0 else 1
-    return min(max(take, 1), res[e, BUF_FLITS])
+    fps = _load2(res, e, FLIT_PS)
+    take = _load2(res, e, OCC) // fps if fps > 0 else 1
+    return min(max(take, 1), _load2(res, e, BUF_FLITS))
 
 
 @jit(inline=True)
@@ -84,13 +87,23 @@ def _returned(e, now, returns):
     ring_key, ring_start, ring_head, ring_count, credit, vc_start, res = returns[:7]
     applied = 0
     take = _credits_taken(res, e)
-    for v in range(vc_start[e], vc_start[e + 1]):
-        size = ring_start[v + 1] - ring_start[v]
-        while ring_count[v] > 0 and ring_key[ring_start[v] + ring_head[v]] < now:
-            credit[v] += take
-            ring_head[v] = ring_head[v] + 1 if ring_head[v] + 1 < size else 0
-            ring_count[v] -= 1
-            applied += 1
+    for v in range(_load(vc_start, e), _load(vc_start, e + 1)):
+        count = _load(ring_count, v)
+        if count == 0:
+            continue
+        first = _load(ring_start, v)
+        size = _load(ring_start, v + 1) - first
+        head = _load(ring_head, v)
+        got = 0
+        while count > 0 and _load(ring_key, first + head) < now:
+            head = head + 1 if head + 1 < size else 0
+            count -= 1
+            got += 1
+        if got:
+            _store(credit, v, _load(credit, v) + got * take)
+            _store(ring_head, v, head)
+            _store(ring_count, v, count)
+            applied += got
     return applied
 
 
@@ -114,18 +127,20 @@ def _return_credits(b, t, seq, hk, hp, n, returns):
     ring_key, ring_start, ring_head, ring_count = returns[:4]
     vc_res, held, wq_head = returns[7:]
     key = event_key(t, seq)
-    size = ring_start[b + 1] - ring_start[b]
-    count = ring_count[b]
-    last = ring_start[b] + (ring_head[b] + count - 1) % size if count > 0 else -1
+    first = _load(ring_start, b)
+    size = _load(ring_start, b + 1) - first
+    count = _load(ring_count, b)
+    head = _load(ring_head, b)
+    last = first + (head + count - 1) % size if count > 0 else -1
     if (
-        held[b] >= 0
-        or wq_head[vc_res[b]] >= 0
+        _load(held, b) >= 0
+        or _load(wq_head, _load(vc_res, b)) >= 0
         or count == size
-        or (last >= 0 and ring_key[last] > key)
+        or (last >= 0 and _load(ring_key, last) > key)
     ):
         return push_key(hk, hp, n, key, (b << EV_BITS) | EV_CREDIT)
-    ring_key[ring_start[b] + (ring_head[b] + count) % size] = key
-    ring_count[b] = count + 1
+    _store(ring_key, first + (head + count) % size, key)
+    _store(ring_count, b, count + 1)
     return n
 
 
@@ -135,13 +150,15 @@ def _pick_vc(res, e, vc_start, credit, held, vc_rr):
     As a VC allocator does, it sees which VCs are free, not how many credits they have: a
     VC is free unless a message holds it while it waits for credits; the first free one
     from a round-robin pointer. With TAIL_CREDIT only an empty VC is free."""
-    first = vc_start[e]
-    count = vc_start[e + 1] - first
+    first = _load(vc_start, e)
+    count = _load(vc_start, e + 1) - first
+    rr = _load(vc_rr, e)
+    tail_credit = _load2(res, e, TAIL_CREDIT)
     for i in range(count):
-        v = first + (vc_rr[e] + i) % count
-        free = credit[v] == res[e, BUF_FLITS] if res[e, TAIL_CREDIT] else held[v] < 0
+        v = first + (rr + i) % count
+        free = _load(credit, v) == _load2(res, e, BUF_FLITS) if tail_credit else _load(held, v) < 0
         if free:
-            vc_rr[e] = (v - first + 1) % count
+            _store(vc_rr, e, (v - first + 1) % count)
             return v
     return -1
 
@@ -151,9 +168,9 @@ def _serve_output(e, t, hk, hp, n, seq, outputs_q):
     """Make sure the first buffered message waiting for resource ``e`` asks for it again as
     soon as ``e`` is free (at ``t`` at the earliest): one EV_OUTPUT event at a time."""
     oq_head, out_armed, res = outputs_q
-    if oq_head[e] >= 0 and not out_armed[e]:
-        out_armed[e] = True
-        n = push_event(hk, hp, n, max(t, res[e, FREE_AT]), seq, (e << EV_BITS) | EV_OUTPUT)
+    if _load(oq_head, e) >= 0 and not _load(out_armed, e):
+        _store(out_armed, e, True)
+        n = push_event(hk, hp, n, max(t, _load2(res, e, FREE_AT)), seq, (e << EV_BITS) | EV_OUTPUT)
         seq += 1
     return n, seq
 
@@ -167,22 +184,22 @@ def _leave_buffer(m, b, t, gap, next_ok, hk, hp, n, seq, buffers, returns):
     resource then. ``buffers`` holds the VC bookkeeping, ``returns`` the credits' (see
     ``_loop``)."""
     vc_res, fifo_head, fifo_tail, fifo_next, behind, hol_ok, phase, res, vc_ok = buffers
-    u = vc_res[b]
-    n = _return_credits(b, t + gap + res[u, CREDIT_PS], seq, hk, hp, n, returns)
+    u = _load(vc_res, b)
+    n = _return_credits(b, t + gap + _load2(res, u, CREDIT_PS), seq, hk, hp, n, returns)
     seq += 1
-    next_ok += res[u, HEAD_PS]  # its head's route and VC allocation, only now
+    next_ok += _load2(res, u, HEAD_PS)  # its head's route and VC allocation, only now
     # A message that reaches the VC later arrived there (HEAD_PS before it could go) after
     # m's tail had left only if it can go at next_ok or later: the VC's next head goes then.
-    vc_ok[b] = next_ok
-    q = fifo_next[m]
-    fifo_head[b] = q
+    _store(vc_ok, b, next_ok)
+    q = _load(fifo_next, m)
+    _store(fifo_head, b, q)
     if q < 0:
-        fifo_tail[b] = -1
+        _store(fifo_tail, b, -1)
         return n, seq
-    hol_ok[q] = next_ok
-    if behind[q]:  # it has arrived and waits for m to go
-        behind[q] = False
-        phase[q] = PH_REQUEST
+    _store(hol_ok, q, next_ok)
+    if _load(behind, q):  # it has arrived and waits for m to go
+        _store(behind, q, False)
+        _store(phase, q, PH_REQUEST)
         n = push_event(hk, hp, n, max(t, next_ok), seq, (q << EV_BITS) | EV_ROUTE)
         seq += 1
     return n, seq

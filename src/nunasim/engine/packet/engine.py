@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,9 +27,11 @@ from nunasim.engine.kernel.rows import (
     WAIT_MAX,
     check_route_values,
 )
-from nunasim.engine.lowering.lower import Lowered
 from nunasim.engine.packet.core import CoreInputs, CoreOutputs, run
 from nunasim.engine.packet.shared_routes import SharedRoutes, share_routes
+
+if TYPE_CHECKING:  # only named here: the NoC mode runs the core without lowering
+    from nunasim.engine.lowering.lower import Lowered
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,10 +116,10 @@ def route_rows(resource: np.ndarray, post: np.ndarray) -> np.ndarray:
     return rows
 
 
-def run_core(inputs: CoreInputs, stages: bool = True) -> CoreRun:
-    """Run ``inputs``; without ``stages``, a run with no port, plane or stack resource
-    leaves the stamps of those stages out (``CoreOutputs.unfilled``)."""
-    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind), stages)
+def run_core(inputs: CoreInputs, kept: frozenset[str] | None = None) -> CoreRun:
+    """Run ``inputs``; with ``kept``, only those timestamps of ``CoreOutputs`` (and a
+    step's end and a message's arrival) are recorded, the others left empty."""
+    outputs = CoreOutputs.unfilled(len(inputs.step_tb), len(inputs.msg_kind), kept)
     started = time.perf_counter()
     events, cut = run(inputs, outputs)
     return CoreRun(inputs, outputs, int(events), time.perf_counter() - started, bool(cut))

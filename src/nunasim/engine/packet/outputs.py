@@ -22,24 +22,27 @@ class CoreOutputs(NamedTuple):
     msg_done: np.ndarray  # end of the route
 
     @classmethod
-    def unfilled(cls, steps: int, messages: int, stages: bool = True) -> CoreOutputs:
-        """Every timestamp -1. Without ``stages`` the four stamps of a message's passage
-        through a port, a plane and a stack are empty arrays, for a run that has no such
-        resource (``run`` checks): a NoC run's 1.5 M packets leave 49 MB unwritten."""
-
-        def filled(count: int) -> np.ndarray:
-            return np.full(count, -1, dtype=np.int64)
-
-        staged = messages if stages else 0
+    def unfilled(cls, steps: int, messages: int, kept: frozenset[str] | None = None) -> CoreOutputs:
+        """Every timestamp -1; with ``kept``, the stamps not named there are empty arrays,
+        which the loop leaves alone. ``step_end`` and ``msg_done`` are always kept (the loop
+        reads them); ``run`` refuses a run whose resources would stamp a stage left out. A
+        NoC run keeps only those two: its 1.5 M packets leave 74 MB unwritten."""
+        kept = frozenset(cls._fields) if kept is None else kept | ALWAYS_KEPT
+        unknown = kept - set(cls._fields)
+        if unknown:
+            raise ValueError(f"no such output: {', '.join(sorted(unknown))}")
+        sizes = {name: messages for name in cls._fields}
+        sizes.update(step_begin=steps, step_end=steps)
         return cls(
-            filled(steps),
-            filled(steps),
-            filled(messages),
-            *(filled(staged) for _ in range(4)),
-            filled(messages),
+            *(
+                np.full(sizes[name] if name in kept else 0, -1, dtype=np.int64)
+                for name in cls._fields
+            )
         )
 
 
+# The stamps every run writes: the loop reads both (a step's end, a message's arrival).
+ALWAYS_KEPT = frozenset({"step_end", "msg_done"})
 # The resource kinds whose passage a message's stage stamps record: a run without one of
 # these arrays must not have the kinds it records.
 _STAGE_KINDS = {
@@ -50,9 +53,15 @@ _STAGE_KINDS = {
 }
 
 
-def check_stages(outputs: CoreOutputs, kinds: np.ndarray, messages: int) -> None:
-    """Refuse outputs that leave a stage's stamps out (an empty array) where a resource of
-    ``kinds`` would stamp them: the compiled loop would write past the array's end."""
+def check_stages(outputs: CoreOutputs, kinds: np.ndarray, steps: int, messages: int) -> None:
+    """Refuse outputs whose arrays are neither full nor left out (empty), and outputs that
+    leave a stage's stamps out where a resource of ``kinds`` would stamp them: the compiled
+    loop would write past an array's end."""
+    for name in CoreOutputs._fields:
+        size = len(getattr(outputs, name))
+        full = steps if name.startswith("step_") else messages
+        if size != full and (size != 0 or name in ALWAYS_KEPT):
+            raise ValueError(f"{name} has {size} entries, not {full}")
     for name, kind in _STAGE_KINDS.items():
         if len(getattr(outputs, name)) != messages and (kinds == kind).any():
             raise ValueError(f"{name} has no entry per message, and resources stamp it")

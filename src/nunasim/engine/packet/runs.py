@@ -36,9 +36,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, unchecked
 from nunasim.engine.kernel.heap import SEQ_BITS, event_key, push_key, sift_down
 from nunasim.engine.packet.events import EV_ACK, EV_BITS, EV_MASK, EV_ROUTE, EV_RUN
+
+_load, _store, _load2, _store2 = unchecked()
 
 # the columns of a message's row of the loop's ``cursor``: its next route entry, its route's
 # end, the next message of the run its event is in, and that message's event key
@@ -117,22 +119,22 @@ def push_run(hk, hp, n, t, seq, m, r, runs):
     cursor, run_kind), where ``run_last[r]`` is the key of run r's last event."""
     run_head, run_tail, run_last, cursor, run_kind = runs
     key = event_key(t, seq)
-    tail = run_tail[r]
-    if tail >= 0 and key > run_last[r]:  # in order: it joins the run
-        cursor[tail, NEXT] = m
-        cursor[tail, NEXT_KEY] = key
-        cursor[m, NEXT] = -1
-        run_tail[r] = m
-        run_last[r] = key
+    tail = _load(run_tail, r)
+    if tail >= 0 and key > _load(run_last, r):  # in order: it joins the run
+        _store2(cursor, tail, NEXT, m)
+        _store2(cursor, tail, NEXT_KEY, key)
+        _store2(cursor, m, NEXT, -1)
+        _store(run_tail, r, m)
+        _store(run_last, r, key)
         return n
     if tail == EMPTY:
-        run_head[r] = m
-        run_tail[r] = m
-        run_last[r] = key
-        cursor[m, NEXT] = -1
+        _store(run_head, r, m)
+        _store(run_tail, r, m)
+        _store(run_last, r, key)
+        _store2(cursor, m, NEXT, -1)
         payload = (r << EV_BITS) | EV_RUN
     else:
-        payload = (m << EV_BITS) | run_kind[r]
+        payload = (m << EV_BITS) | _load(run_kind, r)
     return push_key(hk, hp, n, key, payload)
 
 
@@ -142,27 +144,27 @@ def pop_next(hk, hp, n, runs):
     One pass down the heap either way: the root's run's next event, or the heap's last
     item, moves down from the root."""
     run_head, run_tail, _, cursor, run_kind = runs
-    key = hk[0]
-    payload = hp[0]
+    key = _load(hk, 0)
+    payload = _load(hp, 0)
     if payload & EV_MASK == EV_RUN:
         r = payload >> EV_BITS
-        m = run_head[r]
-        after = cursor[m, NEXT]
+        m = _load(run_head, r)
+        after = _load2(cursor, m, NEXT)
         if after >= 0:
-            run_head[r] = after
-            down_key = cursor[m, NEXT_KEY]
+            _store(run_head, r, after)
+            down_key = _load2(cursor, m, NEXT_KEY)
             down_payload = payload
         else:  # the run is empty now
-            run_head[r] = -1
-            run_tail[r] = EMPTY
+            _store(run_head, r, -1)
+            _store(run_tail, r, EMPTY)
             n -= 1
-            down_key = hk[n]
-            down_payload = hp[n]
-        payload = (m << EV_BITS) | run_kind[r]
+            down_key = _load(hk, n)
+            down_payload = _load(hp, n)
+        payload = (m << EV_BITS) | _load(run_kind, r)
     else:
         n -= 1
-        down_key = hk[n]
-        down_payload = hp[n]
+        down_key = _load(hk, n)
+        down_payload = _load(hp, n)
     sift_down(hk, hp, n, down_key, down_payload)
     return key >> SEQ_BITS, payload, n
 

@@ -48,7 +48,8 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps, runs):
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
-        msg_issue[f] = t
+        if msg_issue.shape[0] > 0:  # not left out
+            msg_issue[f] = t
         n = push_run(hk, hp, n, t + msg_pre_ps[f], seq, f, issue_run[f], runs)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
