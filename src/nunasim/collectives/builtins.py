@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from nunasim.collectives import direct, ring
 from nunasim.collectives.builder import collector_paused
+from nunasim.collectives.limits import MAX_CHUNKS, MAX_GPUS, MAX_POD_THREADBLOCKS
 from nunasim.collectives.plan import Plan, Protocol
 from nunasim.collectives.plan_admission import admit_builtin
 from nunasim.errors import ConfigError
@@ -110,15 +111,6 @@ def _split(name: str) -> tuple[str, list[str]]:
     if len(parts) > 1 and "=" not in parts[1]:
         return ":".join(parts[:2]), parts[2:]
     return f"{parts[0]}:{DEFAULT_ALGORITHM}", parts[1:]
-
-
-# Beyond the paper's pods (64 GPUs, 1,008 threadblocks each), and still small enough that
-# building and proving the plan takes seconds, not the machine's memory: a plan's steps grow
-# with the square of its GPUs (a direct All-Gather of 256 GPUs builds in about 4 s and
-# 0.3 GB, one of 1,024 would take over a minute and more than 1 GB).
-MAX_GPUS = 256
-MAX_POD_THREADBLOCKS = 1 << 16  # over the whole pod, all GPUs together
-MAX_CHUNKS = 1 << 16  # per GPU's share of the collective
 
 
 def builtin_parts(name: str) -> tuple[str, str, Protocol]:

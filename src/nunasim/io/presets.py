@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from nunasim.collectives.builtins import MAX_GPUS
+from nunasim.collectives.limits import MAX_GPUS
 from nunasim.errors import ConfigError
 from nunasim.hardware import Die, Mesh, Pod, Port, Preset, Router, Socket, Stack
 from nunasim.io.files import read_text
