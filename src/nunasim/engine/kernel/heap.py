@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from nunasim.engine.jit import jit, unchecked
 
+# Indexing without numba's negative-index wrap-around, for positions the loop computes
+# (``nunasim.jit.unchecked``; docs/engine.md, "Indices without wrap-around").
 _load, _store, _, _ = unchecked()
 
 # An event's key packs its time and its sequence number: time << SEQ_BITS | seq mod

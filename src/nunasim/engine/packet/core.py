@@ -103,6 +103,8 @@ from nunasim.engine.packet.steps import (
     _touch,
 )
 
+# Indexing without numba's negative-index wrap-around, for positions the loop computes
+# (``nunasim.jit.unchecked``; docs/engine.md, "Indices without wrap-around").
 _load, _store, _load2, _store2 = unchecked()
 
 

@@ -31,6 +31,8 @@ from nunasim.engine.kernel.rows import (
 )
 from nunasim.engine.packet.events import EV_BITS, EV_CREDIT, EV_OUTPUT, EV_ROUTE, PH_REQUEST
 
+# Indexing without numba's negative-index wrap-around, for positions the loop computes
+# (``nunasim.jit.unchecked``; docs/engine.md, "Indices without wrap-around").
 _load, _store, _load2, _store2 = unchecked()
 
 

@@ -40,6 +40,8 @@ from nunasim.engine.jit import jit, unchecked
 from nunasim.engine.kernel.heap import SEQ_BITS, event_key, push_key, sift_down
 from nunasim.engine.packet.events import EV_ACK, EV_BITS, EV_MASK, EV_ROUTE, EV_RUN
 
+# Indexing without numba's negative-index wrap-around, for positions the loop computes
+# (``nunasim.jit.unchecked``; docs/engine.md, "Indices without wrap-around").
 _load, _store, _load2, _store2 = unchecked()
 
 # the columns of a message's row of the loop's ``cursor``: its next route entry, its route's
