@@ -93,7 +93,7 @@ from nunasim.engine.packet.events import (
 from nunasim.engine.packet.outputs import CoreOutputs, check_stages
 from nunasim.engine.packet.prefetch import PREFETCH_FROM, _prefetch_ahead
 from nunasim.engine.packet.progress_bound import CHECK_EVERY, misses_deadline
-from nunasim.engine.packet.runs import END, POS, pop_next, push_run
+from nunasim.engine.packet.runs import END, POS, pop_next, push_run, start_route
 from nunasim.engine.packet.state import loop_state
 from nunasim.engine.packet.steps import (
     _enqueue,
@@ -198,6 +198,8 @@ def _loop(inputs, outputs, state):
     msg_ack_ps = inputs.msg_ack_ps
     msg_pre_ps = inputs.msg_pre_ps
     route = inputs.route
+    msg_route = inputs.msg_route
+    route_start = inputs.route_start
     window = inputs.window
     stop_step = inputs.stop_step
     stop_ps = inputs.stop_ps
@@ -292,6 +294,8 @@ def _loop(inputs, outputs, state):
         succ,
         wait,
         ready,
+        msg_route,
+        route_start,
     )
     lines = (lo_sinks, lineop_step, step_left)
     ntouched = 0
@@ -339,6 +343,7 @@ def _loop(inputs, outputs, state):
                 inflight[cu] += 1
                 if issues:
                     msg_issue[m] = t
+                start_route(m, cursor, msg_route, route_start)
                 n = push_run(hk, hp, n, t + msg_pre_ps[m], seq, m, issue_run[m], runs)
                 seq += 1
                 if msg_target[m] >= 0:  # data-polled: no fence, delivered once issued

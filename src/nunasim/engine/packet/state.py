@@ -20,8 +20,6 @@ from nunasim.engine.packet.runs import (
     CLOSED,
     CURSOR_FIELDS,
     EMPTY,
-    END,
-    POS,
     RUNS_FROM_MESSAGES,
     run_classes,
 )
@@ -131,16 +129,14 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     ring_start = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
     wait = i.step_wait.astype(np.int64)  # a copy: the loop counts it down
     np.add.at(wait, i.timed_step, 1)  # a timed step also waits for its time
+    # A message's row is filled in as it is issued (``runs.start_route``).
     cursor = np.empty((nmsg, CURSOR_FIELDS), dtype=np.int64)
-    # Gathered straight into the columns (no copy of a route index per message).
-    np.take(i.route_start, i.msg_route, out=cursor[:, POS], mode="clip")
-    np.take(i.route_start[1:], i.msg_route, out=cursor[:, END], mode="clip")
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
     nruns = len(runs.run_kind)
     on = nmsg >= RUNS_FROM_MESSAGES
     owed = np.zeros((nres, 2), dtype=np.int64)
     if i.stop_ps >= 0:
-        ends = (cursor[:, POS], cursor[:, END])
+        ends = (i.route_start[i.msg_route], i.route_start[i.msg_route + 1])
         owed = route_loads(i.route, *ends, res, i.msg_kind, i.msg_target, i.release_start)
     # A message has at most one event pending, a VC at most one credit event per flit slot
     # of its buffer, and a resource at most one EV_OUTPUT event.

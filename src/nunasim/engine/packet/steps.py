@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from nunasim.engine.jit import jit
 from nunasim.engine.packet.credits import _append
-from nunasim.engine.packet.runs import push_run
+from nunasim.engine.packet.runs import push_run, start_route
 
 
 @jit(inline=True)
@@ -44,12 +44,13 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps, runs):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``), ``runs`` the event queue's runs."""
     step_end, flag_start, flag_msg, msg_issue, msg_pre_ps, issue_run, succ_start = steps[:7]
-    succ, wait, ready = steps[7:]
+    succ, wait, ready, msg_route, route_start = steps[7:]
     step_end[s] = t
     for k in range(flag_start[s], flag_start[s + 1]):
         f = flag_msg[k]
         if msg_issue.shape[0] > 0:  # not left out
             msg_issue[f] = t
+        start_route(f, runs[3], msg_route, route_start)
         n = push_run(hk, hp, n, t + msg_pre_ps[f], seq, f, issue_run[f], runs)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
