@@ -18,6 +18,7 @@ from nunasim.engine.noc.bounds import core_routes, resource_flit_ps
 from nunasim.engine.noc.traffic import Traffic
 from nunasim.engine.packet.core import CoreInputs
 from nunasim.engine.packet.engine import resource_rows
+from nunasim.engine.packet.state import filled
 from nunasim.hardware import Socket
 
 
@@ -85,11 +86,6 @@ def noc_inputs(
 
     # Every per-packet array is written once, in place: with 1.5 M packets each copy is
     # 12 MB that the kernel must zero before numpy writes it.
-    def per_packet(value: int) -> np.ndarray:
-        if value == 0:  # calloc's zeros: mapped when read, not written here
-            return np.zeros(count, dtype=np.int64)
-        return np.full(count, value, dtype=np.int64)
-
     if deadline_ps < 0:
         waits, extra_succ, extra_succs = [stop], [0], none
         timed_step, timed_at = every, inject_ps
@@ -131,19 +127,19 @@ def noc_inputs(
         succ=succ,
         lineop_start=lineop_start,
         lineop_step=every,
-        lineop_compute_ps=per_packet(0),
+        lineop_compute_ps=filled(count, 0),
         lineop_msgs=lineop_msgs,
         flag_start=np.zeros(steps + 1, dtype=np.int64),
         flag_msg=none,
-        msg_kind=per_packet(READ),
+        msg_kind=filled(count, READ),
         msg_lineop=every,
         msg_cu=packets.src,
-        msg_target=per_packet(-1),
+        msg_target=filled(count, -1),
         arrival_lines=none,
         release_start=np.zeros(1, dtype=np.int64),
         release=none,
-        msg_ack_ps=per_packet(0),
-        msg_pre_ps=per_packet(0),
+        msg_ack_ps=filled(count, 0),
+        msg_pre_ps=filled(count, 0),
         msg_route=msg_route,
         route_start=route_start,
         route=route,
