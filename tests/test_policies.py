@@ -19,7 +19,7 @@ from nunasim.mapping.placement import BUFFERS
 from nunasim.mapping.resolve import resolve
 from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.place import place
+from nunasim.policies.place import place, unique_rows
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod
@@ -324,3 +324,25 @@ def test_the_die_even_numa_reading_spreads_each_dies_threadblocks_as_ua_does():
     assert not (even.gpus[0].tb_cu == first.gpus[0].tb_cu).all()  # threadblocks move
     with pytest.raises(ConfigError, match="unknown NUMA reading 'mine'"):
         place(plan, 1_000_000, pod, "NUMA+NAR", 1, numa_reading="mine")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 40).flatmap(
+        lambda rows: st.integers(1, 6).flatmap(
+            lambda cols: st.lists(
+                st.lists(st.integers(0, 3), min_size=cols, max_size=cols),
+                min_size=rows,
+                max_size=rows,
+            ).map(lambda xs: np.array(xs, dtype=np.int64).reshape(rows, cols))
+        )
+    )
+)
+def test_unique_rows_is_numpys_unique_over_rows(rows):
+    """The NUMA proxy's distinct rows of stack hits: numpy's own answer, distinct rows in
+    the same (lexicographic) order and the same index of each row among them."""
+    distinct, inverse = unique_rows(rows)
+    expected, expected_inverse = np.unique(rows.astype(np.float64), axis=0, return_inverse=True)
+    assert np.array_equal(distinct, expected)
+    assert np.array_equal(inverse, expected_inverse.reshape(-1))
+    assert np.array_equal(distinct[inverse], rows)

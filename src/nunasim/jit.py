@@ -40,6 +40,23 @@ def jit(function: Callable | None = None, *, inline: bool | str = False, nrt: bo
     return wrap(function) if function is not None else wrap
 
 
+def scatter_at(ufunc: Any, out: Any, index: Any, values: Any) -> None:
+    """``ufunc.at(out, index, values)`` (``index`` an array or a tuple of arrays), with every
+    array viewed under numpy's own dtype object. An array a compiled kernel made carries a
+    copy of its dtype, equal in every respect but not the same object, and numpy's
+    ``ufunc.at`` takes its fast path only for its own: adding 2.4 M route times into 18 k
+    CUs' totals took 0.19 s on a kernel's array and 0.003 s on a view of it (docs/engine.md,
+    "Arrays a kernel made")."""
+    import numpy as np
+
+    def own(array: Any) -> Any:
+        array = np.asarray(array)
+        return array.view(np.dtype(array.dtype.str)) if array.dtype.fields is None else array
+
+    where = tuple(own(i) for i in index) if isinstance(index, tuple) else own(index)
+    ufunc.at(own(out), where, own(values) if isinstance(values, np.ndarray) else values)
+
+
 @cache
 def prefetcher() -> Callable[[Any, Any], None]:
     """``prefetch(array, i)``: ask the memory system for row ``i`` of ``array`` (element

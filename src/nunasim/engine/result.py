@@ -27,6 +27,7 @@ import numpy as np
 from nunasim.engine.kernel.kinds import LOAD, RESOURCE_NAMES, STACK, STORE, WRITE
 from nunasim.engine.lazy_table import Columns, LazyTable
 from nunasim.errors import ConfigError
+from nunasim.jit import scatter_at
 from nunasim.units import PS_PER_NS
 
 if TYPE_CHECKING:
@@ -192,7 +193,9 @@ def deliveries(lo: Lowered, done: np.ndarray) -> tuple[int, int, np.ndarray]:
     landed = landed[collective[lo.lineop_step[lo.msg_lineop[landed]]]]
     stacks = int(np.count_nonzero(lo.resources.kind == STACK)) // max(lo.ngpus, 1)
     stack_bytes = np.zeros((lo.ngpus, stacks), dtype=np.int64)
-    np.add.at(stack_bytes, (lo.msg_dst_gpu[landed], lo.msg_stack[landed]), lo.msg_bytes[landed])
+    scatter_at(
+        np.add, stack_bytes, (lo.msg_dst_gpu[landed], lo.msg_stack[landed]), lo.msg_bytes[landed]
+    )
     return len(data) * lo.line_bytes, int(lo.msg_bytes[data].sum()), stack_bytes
 
 
@@ -217,7 +220,7 @@ def gpu_completions(lo: Lowered, step_end: np.ndarray) -> np.ndarray:
     """Each GPU's completion: the end of its last collective step (background work aside)."""
     collective = ~lo.step_background
     done = np.zeros(lo.ngpus, dtype=np.int64)
-    np.maximum.at(done, lo.tb_gpu[lo.step_tb[collective]], step_end[collective])
+    scatter_at(np.maximum, done, lo.tb_gpu[lo.step_tb[collective]], step_end[collective])
     return done
 
 

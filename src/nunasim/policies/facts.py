@@ -43,6 +43,7 @@ class PlanFacts:
     # in that wire format moves
     largest: list[np.ndarray]
     _orders: dict[str, Processing] = field(default_factory=dict)
+    _local: dict[str, np.ndarray] = field(default_factory=dict)
 
     def processing(self, grouping: str) -> Processing:
         """The processing order under ``grouping`` (``logical.py``)."""
@@ -64,6 +65,24 @@ class PlanFacts:
                 owner=np.array([c[2] for c in flat], dtype=np.int64),
             )
         return self._orders[grouping]
+
+    def local_touches(self, grouping: str) -> np.ndarray:
+        """Every chunk each threadblock reads or writes in its own GPU's memory, as rows
+        (its place in ``processing(grouping)``'s order, owner, buffer index, chunk id): what
+        the NUMA proxy weighs, the same for every granularity ``auto`` tries."""
+        if grouping not in self._local:
+            order = self.processing(grouping)
+            members = zip(order.gpu.tolist(), order.tb.tolist(), strict=True)
+            self._local[grouping] = np.array(
+                [
+                    (i, owner, BUFFER_INDEX[buffer], chunk_id)
+                    for i, key in enumerate(members)
+                    for chunk_id, buffer, owner in self.sets[key].local_reads
+                    | self.sets[key].local_writes
+                ],
+                dtype=np.int64,
+            ).reshape(-1, 4)
+        return self._local[grouping]
 
     def demands(self, chunk_bytes: int, line_bytes: int, window: int) -> list[np.ndarray]:
         """Per GPU, each threadblock's CU demand (``budget.tb_demand``): the lines of its

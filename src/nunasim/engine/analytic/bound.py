@@ -25,6 +25,7 @@ from nunasim.engine.kernel.kinds import FLAG, LOAD
 from nunasim.engine.kernel.ready import initially_ready
 from nunasim.engine.lowering.lower import Lowered
 from nunasim.hardware import Pod
+from nunasim.jit import scatter_at
 
 
 def store_latency_ps(pod: Pod, cu_router: int, port: int, stack: int) -> int:
@@ -94,20 +95,20 @@ def step_ends_ps(lowered: Lowered, route: np.ndarray | None = None) -> np.ndarra
     source[data] = np.arange(lo.messages)[data] < lo.lineop_msgs[op[data], 1]
     sink = data & ~source
     fetch = np.zeros(len(lo.lineop_step), dtype=np.int64)
-    np.maximum.at(fetch, op[source], route[source])
+    scatter_at(np.maximum, fetch, op[source], route[source])
     issued = fetch + lo.lineop_compute_ps
     polled = sink & (lo.msg_target >= 0)
     fenced = sink & ~polled
     deliver = np.zeros(len(lo.lineop_step), dtype=np.int64)
-    np.maximum.at(deliver, op[fenced], route[fenced] + lo.msg_ack_ps[fenced])
+    scatter_at(np.maximum, deliver, op[fenced], route[fenced] + lo.msg_ack_ps[fenced])
     duration = np.zeros(lo.steps, dtype=np.int64)
-    np.maximum.at(duration, lo.lineop_step, issued + deliver)
+    scatter_at(np.maximum, duration, lo.lineop_step, issued + deliver)
     # per arrival counter: its step, and its slowest line's landing after the step's start
     arrival_step = np.full(len(lo.arrival_lines), -1, dtype=np.int64)
     arrival_at = np.zeros(len(lo.arrival_lines), dtype=np.int64)
     counter = lo.msg_target[polled]
     arrival_step[counter] = lo.lineop_step[op[polled]]
-    np.maximum.at(arrival_at, counter, issued[op[polled]] + route[polled])
+    scatter_at(np.maximum, arrival_at, counter, issued[op[polled]] + route[polled])
     # Per step, the arrival counters whose slowest line it sends (CSR), in counter order.
     landing = np.nonzero(arrival_step >= 0)[0]
     landing = landing[np.argsort(arrival_step[landing], kind="stable")]
@@ -230,5 +231,5 @@ def window_bound_ps(lowered: Lowered, route: np.ndarray, mine: np.ndarray) -> in
     if not len(slot):
         return 0
     held = np.zeros(int(lo.msg_cu.max()) + 1, dtype=np.int64)
-    np.add.at(held, lo.msg_cu[data], slot)
+    scatter_at(np.add, held, lo.msg_cu[data], slot)
     return int(held.max()) // max(lo.window, 1)

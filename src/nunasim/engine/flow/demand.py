@@ -43,6 +43,7 @@ from nunasim.engine.flow.tables import RouteTables
 from nunasim.engine.lowering.lineops import reduce_ps
 from nunasim.engine.lowering.resources import ResourceNumbering, build_resources
 from nunasim.hardware import Pod
+from nunasim.jit import scatter_at
 from nunasim.mapping.accesses import PROTOCOLS, READ, WRITE, AccessTable
 from nunasim.mapping.line_counts import (
     PageTables,
@@ -81,8 +82,10 @@ def wire_tables(line_bytes: int, chunk_bytes: int) -> tuple[np.ndarray, np.ndarr
     for q, protocol in enumerate(PROTOCOLS):
         per_line = protocol.data_bytes_per_line(line_bytes)
         first = np.arange(protocol.lines(chunk_bytes, line_bytes), dtype=np.int64) * per_line
-        np.add.at(count[q], first // line_bytes, 1)
-        np.add.at(data[q], first // line_bytes, np.minimum(first + per_line, chunk_bytes) - first)
+        scatter_at(np.add, count[q], first // line_bytes, 1)
+        scatter_at(
+            np.add, data[q], first // line_bytes, np.minimum(first + per_line, chunk_bytes) - first
+        )
     return count, data
 
 
@@ -119,9 +122,9 @@ def flow_demands(
     groups = int(accesses.group[-1]) + 1 if len(accesses.group) else 0
     per_line = np.array([p.data_bytes_per_line(line_bytes) for p in PROTOCOLS])[accesses.protocol]
     op_bytes = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(op_bytes, accesses.group, per_line)
+    scatter_at(np.maximum, op_bytes, accesses.group, per_line)
     chunks = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(chunks, accesses.group, accesses.count)
+    scatter_at(np.maximum, chunks, accesses.group, accesses.count)
     step = np.zeros(groups, dtype=np.int64)
     step[accesses.group] = accesses.step
     sources = np.bincount(accesses.group[accesses.fetches], minlength=groups)

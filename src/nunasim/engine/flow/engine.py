@@ -30,6 +30,7 @@ from nunasim.engine.lowering.steps import step_graph
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.hardware import Pod
+from nunasim.jit import scatter_at
 from nunasim.mapping.accesses import LOAD, PROTOCOLS, STORE, WRITE, plan_accesses
 from nunasim.mapping.placement import Placement
 from nunasim.workload import DTYPE_BYTES
@@ -188,7 +189,7 @@ class FlowRun:
         tb_gpu = np.array(graph.tb_gpu, dtype=np.int64)
         step_gpu = tb_gpu[np.array(graph.step_tb, dtype=np.int64)]
         gpu_done = np.zeros(plan.ngpus, dtype=np.int64)
-        np.maximum.at(gpu_done, step_gpu, end)
+        scatter_at(np.maximum, gpu_done, step_gpu, end)
         flits = demands.res_flits[used]
         completion = int(end.max()) if len(end) else 0
         delivering = np.isin(accesses.kind, (WRITE, STORE, LOAD))

@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from nunasim.engine.jit import jit
+from nunasim.engine.jit import jit, prefetcher
 from nunasim.engine.kernel.keyheap import heap_pop, heap_push
+
+_prefetch = prefetcher()  # the compiled function calls it by this global name
+
+# How many flows ahead the passes over the flows' entries ask for them (``_ask_entries``).
+AHEAD = 2
+LINE_ENTRIES = 8  # entries of 8 bytes in a 64-byte cache line
 
 # the columns of a resource's row
 DEMAND = 0  # of its flows not yet frozen
@@ -56,6 +62,17 @@ def by_resource(entry_start, entry_res, nres, flow, entry):
     return start
 
 
+@jit(inline=True)
+def _ask_entries(f, entry_start, entry_res, entry_coef):
+    """Ask the memory for flow ``f``'s entries (resources and shares) while the flows before
+    it are handled: the passes take the flows in the order they are active or freeze, not
+    the order their entries are stored in, so each flow's entries are cache misses. A hint
+    only: nothing computed changes."""
+    for x in range(entry_start[f], entry_start[f + 1], LINE_ENTRIES):
+        _prefetch(entry_res, x)
+        _prefetch(entry_coef, x)
+
+
 @jit
 def max_min_rates(
     active,
@@ -88,6 +105,8 @@ def max_min_rates(
     state = np.zeros((nres, 4), dtype=np.float64)
     nnz = 0
     for j in range(nactive):
+        if j + AHEAD < nactive:
+            _ask_entries(active[j + AHEAD], entry_start, entry_res, entry_coef)
         f = active[j]
         position[f] = j
         for x in range(entry_start[f], entry_start[f + 1]):
@@ -127,6 +146,8 @@ def max_min_rates(
                 m += 1
         freezing[:m].sort()
         for k in range(m):
+            if k + AHEAD < m:
+                _ask_entries(active[freezing[k + AHEAD]], entry_start, entry_res, entry_coef)
             j = freezing[k]
             frozen[j] = True
             left -= 1

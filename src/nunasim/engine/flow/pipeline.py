@@ -33,6 +33,7 @@ import numpy as np
 
 from nunasim.engine.flow.demand import Demands
 from nunasim.engine.flow.rounds import window_entries
+from nunasim.jit import scatter_at
 
 
 class Overlap(NamedTuple):
@@ -93,7 +94,7 @@ def overlap(
 
     delay = np.zeros(nsteps, dtype=np.int64)
     first = np.ceil(mean_fetches(demands, fetches, group)).astype(np.int64)
-    np.maximum.at(delay, step[side_by_side], np.maximum(first[side_by_side], 1))
+    scatter_at(np.maximum, delay, step[side_by_side], np.maximum(first[side_by_side], 1))
 
     tail = demands.flow_tail_ps.copy()
     trips = mean_deliveries(demands, windows, window)

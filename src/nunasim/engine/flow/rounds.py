@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nunasim.engine.flow.demand import Demands
+from nunasim.jit import scatter_at
 
 
 def window_entries(demands: Demands, windows: range) -> tuple[np.ndarray, np.ndarray]:
@@ -38,10 +39,11 @@ def window_floor_ps(
     with other flows only makes it later."""
     flows = len(demands.flow_ops)
     requests = np.zeros(flows, dtype=np.int64)
-    np.add.at(requests, 2 * group + 1, np.where(fetches, 0, demands.access_lines))
+    scatter_at(np.add, requests, 2 * group + 1, np.where(fetches, 0, demands.access_lines))
     owner, slotted = window_entries(demands, windows)
     slot_ps = np.zeros(flows)  # the flow's requests' round trips, summed
-    np.add.at(
+    scatter_at(
+        np.add,
         slot_ps,
         owner[slotted],
         demands.entry_coef[slotted] * demands.flow_ops[owner[slotted]] * window,

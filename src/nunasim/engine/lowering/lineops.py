@@ -22,6 +22,7 @@ import numpy as np
 from nunasim.collectives.plan import lines_for
 from nunasim.engine.lowering.messages import Messages
 from nunasim.hardware import Pod
+from nunasim.jit import scatter_at
 from nunasim.mapping.accesses import PROTOCOLS, AccessTable
 from nunasim.mapping.resolve import ResolvedLines, ragged_arange
 from nunasim.units import s_to_ps
@@ -72,9 +73,11 @@ class _Groups(NamedTuple):
 def _groups(pod: Pod, accesses: AccessTable, chunk_bytes: int, dtype: str) -> _Groups:
     groups = int(accesses.group[-1]) + 1 if len(accesses.group) else 0
     op_bytes = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(op_bytes, accesses.group, _data_per_line(accesses, pod.socket.line_bytes))
+    scatter_at(
+        np.maximum, op_bytes, accesses.group, _data_per_line(accesses, pod.socket.line_bytes)
+    )
     chunks = np.zeros(groups, dtype=np.int64)
-    np.maximum.at(chunks, accesses.group, accesses.count)
+    scatter_at(np.maximum, chunks, accesses.group, accesses.count)
     step = np.zeros(groups, dtype=np.int64)
     step[accesses.group] = accesses.step
     sources = np.bincount(accesses.group[accesses.fetches], minlength=groups)

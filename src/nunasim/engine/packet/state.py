@@ -23,6 +23,7 @@ from nunasim.engine.packet.runs import (
     RUNS_FROM_MESSAGES,
     run_classes,
 )
+from nunasim.jit import scatter_at
 
 if TYPE_CHECKING:  # the core imports this module
     from nunasim.engine.packet.core import CoreInputs
@@ -137,7 +138,7 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     slots = res[vc_res, BUF_FLITS].astype(np.int64)  # a VC's buffer: its credits, its ring
     ring_start = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
     wait = i.step_wait.astype(np.int64)  # a copy: the loop counts it down
-    np.add.at(wait, i.timed_step, 1)  # a timed step also waits for its time
+    scatter_at(np.add, wait, i.timed_step, 1)  # a timed step also waits for its time
     # A message's row is filled in as it is issued (``runs.start_route``).
     cursor = np.empty((nmsg, CURSOR_FIELDS), dtype=np.int64)
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
