@@ -116,9 +116,25 @@ class NocRun:
     def measured(self) -> slice:
         return slice(self.first, self.stop)
 
-    @property
+    @cached_property
     def drained(self) -> bool:
-        return bool((self.head_ps[self.measured] >= 0).all())
+        return bool(self._arrived.all())
+
+    # What the figures and their checks read several times over a run's 1.5 M packets,
+    # worked out once: which measured packets arrived, their zero-load paths, the last
+    # measured flit's arrival.
+    @cached_property
+    def _arrived(self) -> np.ndarray:
+        return self.head_ps[self.measured] >= 0
+
+    @cached_property
+    def _paths_ps(self) -> np.ndarray:
+        m = self.measured
+        return self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
+
+    @cached_property
+    def _last_ps(self) -> int:
+        return int((self.head_ps[self.measured] + self.tail_ps).max())
 
     @property
     def tail_ps(self) -> int:
@@ -128,17 +144,12 @@ class NocRun:
     def latency_ps(self) -> np.ndarray:
         """Injection to last flit's arrival, per measured packet that arrived."""
         m = self.measured
-        arrived = self.head_ps[m] >= 0
-        return (self.head_ps[m] + self.tail_ps - self.inject_ps[m])[arrived]
+        return (self.head_ps[m] + self.tail_ps - self.inject_ps[m])[self._arrived]
 
     def zero_load_ps(self) -> np.ndarray:
         """The same packets' latency in an empty network: injection port, path, ejection
         port, tail."""
-        m = self.measured
-        arrived = self.head_ps[m] >= 0
-        src, dst = self.packets.src[m][arrived], self.packets.dst[m][arrived]
-        path = self.socket.router_paths.latency_ps[src, dst]
-        return self.socket.endpoint_latency_ps + path + self.tail_ps
+        return self.socket.endpoint_latency_ps + self._paths_ps[self._arrived] + self.tail_ps
 
     def flits_arrived(self, begin_ps: int, end_ps: int, mask: np.ndarray | None = None) -> int:
         """Flits arriving in ``[begin_ps, end_ps)`` (flit k of a packet arrives at its head's
@@ -162,8 +173,7 @@ class NocRun:
         """Flits of the measured packets that arrived, by resource of the run they crossed."""
         n = self.socket.mesh.routers
         m = self.measured
-        arrived = self.head_ps[m] >= 0
-        pair = (self.packets.src[m] * n + self.packets.dst[m])[arrived]
+        pair = (self.packets.src[m] * n + self.packets.dst[m])[self._arrived]
         start, route = core_routes(self.socket)
         per_entry = np.repeat(np.bincount(pair, minlength=n * n), np.diff(start))
         resources = 2 * n + self.socket.mesh.link_slots
@@ -183,16 +193,13 @@ class NocRun:
         begin, end = self.window_ps
         if not self.drained:
             return self.deadline_ps - begin
-        last = int((self.head_ps[self.measured] + self.tail_ps).max())
-        return max(end - begin, last - begin - self.slack_ps())
+        return max(end - begin, self._last_ps - begin - self.slack_ps())
 
     def slack_ps(self) -> int:
         """What ``delivery_ps`` leaves out after the last arrival."""
         if not self.drained:
             return 0
-        m = self.measured
-        path = self.socket.router_paths.latency_ps[self.packets.src[m], self.packets.dst[m]]
-        return int(path.max()) + self.socket.endpoint_latency_ps + self.tail_ps
+        return int(self._paths_ps.max()) + self.socket.endpoint_latency_ps + self.tail_ps
 
     def __post_init__(self) -> None:
         # Every run is checked as it is made, whether or not its result is asked for.
@@ -216,7 +223,7 @@ class NocRun:
         # window, as one quotient of exact integers: rounded once, it can never come out
         # above ``offered`` when the true ratio is at most 1 (chained float products can).
         delivery = self.delivery_ps()
-        delivered = int((self.head_ps[self.measured] >= 0).sum())
+        delivered = int(self._arrived.sum())
         accepted = (int(self.packet_flits) * delivered * int(end_ps - begin)) / (
             int(n) * int(self.cycles) * int(delivery)
         )
@@ -224,8 +231,7 @@ class NocRun:
 
         end = self.warmup + self.cycles
         quarter = max(self.cycles // 4, 1)
-        arrived = self.head_ps[self.measured] >= 0
-        injected = self.packets.cycle[self.measured][arrived]
+        injected = self.packets.cycle[self.measured][self._arrived]
         queueing = latency - zero_load
         early = queueing[injected < self.warmup + quarter]
         late = queueing[injected >= end - quarter]
@@ -237,8 +243,7 @@ class NocRun:
             or accepted < SATURATION_ACCEPTED_SHARE * offered
             or growth > SATURATION_GROWTH_SHARE * mean_zero_load
         )
-        last = int((self.head_ps[self.measured] + self.tail_ps).max())
-        drain_end = last if drained else self.deadline_ps
+        drain_end = self._last_ps if drained else self.deadline_ps
         result = NocResult(
             traffic=self.traffic,
             rate=float(self.rate),
