@@ -82,6 +82,7 @@ class PlanFacts:
                 ],
                 dtype=np.int64,
             ).reshape(-1, 4)
+            self._local[grouping].flags.writeable = False  # shared by every placement
         return self._local[grouping]
 
     def demands(self, chunk_bytes: int, line_bytes: int, window: int) -> list[np.ndarray]:
