@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nunasim.arrays import unique_rows
 from nunasim.collectives.access import access_sets
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
@@ -19,7 +20,7 @@ from nunasim.mapping.placement import BUFFERS
 from nunasim.mapping.resolve import resolve
 from nunasim.policies.configurations import CONFIGURATIONS
 from nunasim.policies.logical import logical_allocation
-from nunasim.policies.place import place, unique_rows
+from nunasim.policies.place import place
 from nunasim.policies.stats import placement_stats
 
 POD = load_preset("nextgen-4die").pod

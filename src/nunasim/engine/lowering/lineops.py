@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nunasim.arrays import unique_rows
 from nunasim.collectives.plan import lines_for
 from nunasim.engine.lowering.messages import Messages
 from nunasim.hardware import Pod
@@ -152,9 +153,10 @@ def _wire_lines(
     first_row = np.concatenate([[0], np.cumsum(accesses.count * plain)])[:-1]
     layouts = np.stack([per_line, op_bytes[accesses.group], accesses.fetches], axis=1)
     parts = [np.zeros((4, 0), dtype=np.int64)]
-    for layout in np.unique(layouts, axis=0):
+    distinct, kind = unique_rows(layouts)
+    for k, layout in enumerate(distinct):
         data, op_data, fetch = (int(x) for x in layout)
-        which = np.nonzero((layouts == layout).all(axis=1))[0]
+        which = np.nonzero(kind == k)[0]
         first = np.arange(lines_for(chunk_bytes, data), dtype=np.int64) * data  # first byte
         end = np.minimum(first + data, chunk_bytes)
         op = (first if fetch else end - 1) // op_data
