@@ -1,6 +1,8 @@
 """The shared kernel's constants agree with every layer that names them."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nunasim.engine.kernel import heap, kinds, rows
 from nunasim.engine.lowering import messages, resources
@@ -58,3 +60,37 @@ def test_the_event_kinds_fit_their_bits_and_the_keys_their_time():
     events += [ev.EV_OUTPUT, ev.EV_RUN]
     assert len(set(events)) == len(events) and max(events) <= ev.EV_MASK
     assert heap.TIME_LIMIT_PS << heap.SEQ_BITS == 1 << 63
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2), st.integers(-50, 50)), max_size=60))
+def test_scatter_at_is_ufunc_at_and_writes_through(entries):
+    """``scatter_at`` adds (and maximises) exactly as ``ufunc.at`` does, into the array it is
+    given, for one index array and for a tuple of them, on arrays a compiled kernel made as
+    on numpy's own."""
+    from nunasim.engine.analytic.bound import _route_sums
+    from nunasim.jit import scatter_at
+
+    rows = np.array([e[0] for e in entries], dtype=np.int64)
+    cols = np.array([e[1] for e in entries], dtype=np.int64)
+    values = np.array([e[2] for e in entries], dtype=np.int64)
+    # a kernel's own arrays: its route sums of one-entry routes give back ``values``
+    made, _ = _route_sums(
+        np.zeros(len(values), dtype=np.int64),
+        np.arange(len(values) + 1, dtype=np.int64),
+        values,
+        np.zeros(1, dtype=np.int64),
+        np.zeros(len(values), dtype=np.int64),
+        np.zeros(len(values), dtype=np.bool_),
+    )
+    assert np.array_equal(made, values)
+    for ufunc in (np.add, np.maximum):
+        expected = np.zeros(10, dtype=np.int64)
+        ufunc.at(expected, rows, values)
+        got = np.zeros(10, dtype=np.int64)
+        scatter_at(ufunc, got, rows, made)
+        assert np.array_equal(got, expected)
+        grid, expected_grid = np.zeros((10, 3), dtype=np.int64), np.zeros((10, 3), dtype=np.int64)
+        ufunc.at(expected_grid, (rows, cols), values)
+        scatter_at(ufunc, grid, (rows, cols), made)
+        assert np.array_equal(grid, expected_grid)
