@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from search_cost import point_arguments  # beside this script, on its path
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.kernel.kinds import RESOURCE_NAMES
@@ -48,10 +49,7 @@ def single_feeder_entries(route: np.ndarray, start: np.ndarray, post: np.ndarray
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--collective", default="allgather")
-    parser.add_argument("--gpus", type=int, default=32)
-    parser.add_argument("--size", default="10MB")
-    parser.add_argument("--config", default="UA+NAR")
+    point_arguments(parser)
     parser.add_argument("--threadblocks", type=int, default=124)
     parser.add_argument("--granularity", default="4")
     args = parser.parse_args()

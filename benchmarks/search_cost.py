@@ -21,12 +21,18 @@ from nunasim.io.presets import load_preset
 from nunasim.units import parse_size
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def point_arguments(parser: argparse.ArgumentParser) -> None:
+    """The point's options, by default the 32-GPU 10 MB All-Gather under UA+NAR (also read by
+    ``route_chains.py``)."""
     parser.add_argument("--collective", default="allgather")
     parser.add_argument("--gpus", type=int, default=32)
     parser.add_argument("--size", default="10MB")
     parser.add_argument("--config", default="UA+NAR")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    point_arguments(parser)
     parser.add_argument("--threads", type=int, default=1, help="runs in flight")
     args = parser.parse_args()
     preset = load_preset("nextgen-4die")

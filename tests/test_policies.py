@@ -340,8 +340,9 @@ def test_the_die_even_numa_reading_spreads_each_dies_threadblocks_as_ua_does():
     )
 )
 def test_unique_rows_is_numpys_unique_over_rows(rows):
-    """The NUMA proxy's distinct rows of stack hits: numpy's own answer, distinct rows in
-    the same (lexicographic) order and the same index of each row among them."""
+    """Distinct rows (the NUMA proxy's stack hits, lowering's line layouts): numpy's own
+    answer, distinct rows in the same (lexicographic) order and the same index of each row
+    among them."""
     distinct, inverse = unique_rows(rows)
     expected, expected_inverse = np.unique(rows.astype(np.float64), axis=0, return_inverse=True)
     assert np.array_equal(distinct, expected)
