@@ -1,6 +1,6 @@
 """What Fig. 9's grid costs to compute, estimated from a fixed sample of its points.
 
-    python benchmarks/grid_cost.py [--points 0,3,11] [--threads 0] [--out grid_cost.csv]
+    python benchmarks/grid_cost.py [--points 0,3,11] [--threads 0] [--warm] [--out grid_cost.csv]
 
 Fig. 9's 720 searched points cost 43,463 s of one core when they were computed (the
 ``point_s`` of the shipped rows). The sample is fixed: the 12 points at the 30th, 90th,
@@ -12,6 +12,16 @@ point, the CPU seconds of the whole search, of preparing candidates (placement, 
 lower bound) and of running them by verdict (``tried`` to the end, ``cut`` at the
 deadline), its candidate counts, and its answer beside the shipped one, then the grid's
 estimate. ``--out`` writes the per-candidate costs as CSV.
+
+Searched cold, every point pays for building and proving its plans and working out their
+access sets and placement facts, which a sweep pays far less often: that work is kept per
+plan object (``builtin_plan`` hands back the same plan for the same recipe, and keeps
+every count of a collective on 2-64 GPUs), so a sweep worker pays it once per (collective,
+GPUs) it meets, not once per point. With ``--warm`` each point is then searched again with
+its plans kept (only the search's memo cleared, as for the next point of a sweep) and the
+script prints a second estimate: 60 times the sample's warm cost, plus the plans' cost
+(the sample's mean of cold minus warm) once for each of Fig. 9's (collective, GPUs) pairs
+per sweep worker (``--workers``, 2 on this machine).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import pandas as pd
 from nunasim.experiments import tbsearch
 from nunasim.experiments.cache import ResultCache, point_key
 from nunasim.experiments.sweep import Point
+from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Configuration
 
@@ -46,6 +57,25 @@ SAMPLE = (
 )
 POINTS_PER_SAMPLE = 60
 GRID_SHIPPED_S = 43_463
+# Fig. 9's (collective, GPUs) pairs: All-Gather, All-Reduce and All-to-All on 2-64 GPUs.
+GRID_PLAN_FAMILIES = 3 * 6
+
+
+def search_cost(
+    preset: Preset, collective: str, size: int, gpus: int, name: str, threads: int
+) -> tuple[tbsearch.BestRun, float]:
+    """One search of a point with the search's memo cleared: its result and CPU seconds."""
+    tbsearch._CACHE.clear()
+    started = time.process_time()
+    best = tbsearch.best_threadblocks(
+        preset.fit(gpus).pod,
+        collective,
+        size,
+        Configuration.parse(name),
+        gpus=gpus,
+        threads=threads,
+    )
+    return best, time.process_time() - started
 
 
 def main() -> None:
@@ -53,40 +83,42 @@ def main() -> None:
     parser.add_argument("--points", help="indices into the sample (default: all)")
     parser.add_argument("--threads", type=int, default=0, help="runs in flight (0: serial)")
     parser.add_argument("--out", help="CSV of every candidate's cost")
+    parser.add_argument(
+        "--warm", action="store_true", help="search each point again with its plans kept"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="a sweep's workers (--warm)")
     args = parser.parse_args()
     preset = load_preset("nextgen-4die")
     shipped = ResultCache(shipped=True)
     # Compile and load the kernels first, so that the first point does not pay for them.
     tbsearch.best_threadblocks(preset.fit(2).pod, "allgather", 4096, "NAP+NAR", gpus=2)
-    chosen = range(len(SAMPLE)) if not args.points else map(int, args.points.split(","))
-    candidates, total_before, total_after = [], 0.0, 0.0
+    chosen = range(len(SAMPLE)) if not args.points else list(map(int, args.points.split(",")))
+    candidates, total_before, total_after, total_warm = [], 0.0, 0.0, 0.0
+    warm_column = " warm CPU s |" if args.warm else ""
     print(
-        "| point | shipped s | CPU s | prepare | tried | cut | candidates (tried/cut/skipped) "
-        "| shipped answer | answer |\n|---|---|---|---|---|---|---|---|---|"
+        f"| point | shipped s | CPU s |{warm_column} prepare | tried | cut "
+        "| candidates (tried/cut/skipped) | shipped answer | answer |\n"
+        f"|---|---|---|{'---|' if args.warm else ''}---|---|---|---|---|---|"
     )
     for index in chosen:
         collective, size, gpus, name, before = SAMPLE[index]
         point = Point(collective, size, Configuration.parse(name), gpus=gpus, threadblocks="auto")
         stored = shipped.get(point_key(point, preset)) or {}
-        tbsearch._CACHE.clear()
-        started = time.process_time()
-        best = tbsearch.best_threadblocks(
-            preset.fit(gpus).pod,
-            collective,
-            size,
-            point.configuration,
-            gpus=gpus,
-            threads=args.threads,
-        )
-        spent = time.process_time() - started
+        best, spent = search_cost(preset, collective, size, gpus, name, args.threads)
+        warm = ""
+        if args.warm:
+            again, warm_s = search_cost(preset, collective, size, gpus, name, args.threads)
+            assert again.result.completion_ps == best.result.completion_ps
+            total_warm += warm_s
+            warm = f" {warm_s:.1f} |"
         costs, result = best.costs, best.result
         verdicts = Counter(c.verdict for c in costs)
         run_s = {v: sum(c.run_s for c in costs if c.verdict == v) for v in ("tried", "cut")}
         answer = (result.info.threadblocks, result.info.granularity, result.completion_ps)
         was = (stored.get("threadblocks"), stored.get("granularity"), stored.get("completion_ps"))
         print(
-            f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} "
-            f"| {sum(c.prepare_s for c in costs):.1f} | {run_s['tried']:.1f} | {run_s['cut']:.1f} "
+            f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} |{warm}"
+            f" {sum(c.prepare_s for c in costs):.1f} | {run_s['tried']:.1f} | {run_s['cut']:.1f} "
             f"| {verdicts['tried']}/{verdicts['cut']}/{verdicts['skipped']} | {was} | {answer} |",
             flush=True,
         )
@@ -98,6 +130,13 @@ def main() -> None:
         f"\nsample: {total_before:.0f} s shipped, {total_after:.0f} s here; grid estimate "
         f"{estimate:,.0f} s of CPU ({estimate / 3600:.2f} h; shipped {GRID_SHIPPED_S:,} s)"
     )
+    if args.warm:
+        plans_s = (total_after - total_warm) / len(chosen)  # a (collective, GPUs) pair's plans
+        swept = POINTS_PER_SAMPLE * total_warm + GRID_PLAN_FAMILIES * args.workers * plans_s
+        print(
+            f"warm: {total_warm:.0f} s, plans {plans_s:.1f} s a point; as a sweep of "
+            f"{args.workers} workers builds them: {swept:,.0f} s of CPU ({swept / 3600:.2f} h)"
+        )
     if args.out:
         pd.DataFrame(candidates).to_csv(args.out, index=False)
 

@@ -103,12 +103,16 @@ def max_min_rates(
     when they do, rather than listed for every resource up front."""
     nres = crossing_start.shape[0] - 1
     state = np.zeros((nres, 4), dtype=np.float64)
+    # The active flows not yet frozen, by flow id: one byte a flow, so the scans of a
+    # freezing resource's crossings (inactive flows included) read it from cache.
+    rising = np.zeros(entry_start.shape[0] - 1, dtype=np.bool_)
     nnz = 0
     for j in range(nactive):
         if j + AHEAD < nactive:
             _ask_entries(active[j + AHEAD], entry_start, entry_res, entry_coef)
         f = active[j]
         position[f] = j
+        rising[f] = True
         for x in range(entry_start[f], entry_start[f + 1]):
             e = entry_res[x]
             state[e, DEMAND] += entry_coef[x]
@@ -124,7 +128,6 @@ def max_min_rates(
     for e in range(nres):
         if state[e, USERS] > 0:
             n = heap_push(key, item, n, 1.0 / state[e, DEMAND], e)
-    frozen = np.zeros(nactive, dtype=np.bool_)
     left = nactive
     while left > 0 and n > 0:
         level, e, n = heap_pop(key, item, n)
@@ -140,18 +143,17 @@ def max_min_rates(
         m = 0
         for y in range(crossing_start[e], crossing_start[e + 1]):
             f = crossing[y]
-            j = position[f]
-            if j < nactive and active[j] == f and not frozen[j]:
-                freezing[m] = j
+            if rising[f]:
+                freezing[m] = position[f]
                 m += 1
         freezing[:m].sort()
         for k in range(m):
             if k + AHEAD < m:
                 _ask_entries(active[freezing[k + AHEAD]], entry_start, entry_res, entry_coef)
             j = freezing[k]
-            frozen[j] = True
             left -= 1
             f = active[j]
+            rising[f] = False
             rate[f] = level
             bound[f] = e
             for x in range(entry_start[f], entry_start[f + 1]):
