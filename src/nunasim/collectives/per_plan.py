@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from nunasim.collectives.builder import collector_paused
 from nunasim.collectives.plan import Plan
 
 T = TypeVar("T")
@@ -22,12 +23,16 @@ class PerPlan(Generic[T]):
         self._entries: dict[int, tuple[weakref.ref[Plan], T]] = {}
 
     def get(self, plan: Plan, build: Callable[[Plan], T]) -> T:
-        """The value for ``plan``, built by ``build`` on first use."""
+        """The value for ``plan``, built by ``build`` on first use, with the collector
+        paused (``collector_paused``): what a build makes is its value or garbage without
+        cycles, and the collections it would set off walk the plan's objects again each time
+        (a 64-GPU plan's placement facts and access table: 37 % of a cold placement)."""
         key = id(plan)
         known = self._entries.get(key)
         if known is not None and known[0]() is plan:
             return known[1]
-        value = build(plan)
+        with collector_paused():
+            value = build(plan)
         for gone in [k for k, (ref, _) in self._entries.items() if ref() is None]:
             del self._entries[gone]
         self._entries[key] = (weakref.ref(plan), value)
