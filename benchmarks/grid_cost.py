@@ -61,18 +61,16 @@ GRID_SHIPPED_S = 43_463
 GRID_PLAN_FAMILIES = 3 * 6
 
 
-def search_cost(
-    preset: Preset, collective: str, size: int, gpus: int, name: str, threads: int
-) -> tuple[tbsearch.BestRun, float]:
-    """One search of a point with the search's memo cleared: its result and CPU seconds."""
+def search_cost(preset: Preset, point: Point, threads: int) -> tuple[tbsearch.BestRun, float]:
+    """One search of ``point`` with the search's memo cleared: its result and CPU seconds."""
     tbsearch._CACHE.clear()
     started = time.process_time()
     best = tbsearch.best_threadblocks(
-        preset.fit(gpus).pod,
-        collective,
-        size,
-        Configuration.parse(name),
-        gpus=gpus,
+        preset.fit(point.gpus).pod,
+        point.plan,
+        point.size,
+        point.configuration,
+        gpus=point.gpus,
         threads=threads,
     )
     return best, time.process_time() - started
@@ -104,10 +102,10 @@ def main() -> None:
         collective, size, gpus, name, before = SAMPLE[index]
         point = Point(collective, size, Configuration.parse(name), gpus=gpus, threadblocks="auto")
         stored = shipped.get(point_key(point, preset)) or {}
-        best, spent = search_cost(preset, collective, size, gpus, name, args.threads)
+        best, spent = search_cost(preset, point, args.threads)
         warm = ""
         if args.warm:
-            again, warm_s = search_cost(preset, collective, size, gpus, name, args.threads)
+            again, warm_s = search_cost(preset, point, args.threads)
             assert again.result.completion_ps == best.result.completion_ps
             total_warm += warm_s
             warm = f" {warm_s:.1f} |"

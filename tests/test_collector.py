@@ -7,9 +7,12 @@ import gc
 
 import pytest
 
+from nunasim import scenario as scenario_module
 from nunasim.cli.main import main
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
+from nunasim.io.presets import load_preset
+from nunasim.scenario import Scenario
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -46,10 +49,6 @@ def test_simulate_called_from_python_leaves_the_collector_on() -> None:
 def test_placing_and_lowering_pause_the_collector_and_leave_it_as_it_was(
     enabled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nunasim import scenario as scenario_module
-    from nunasim.io.presets import load_preset
-    from nunasim.scenario import Scenario
-
     seen: list[bool] = []
     place = scenario_module.place
 
@@ -71,10 +70,6 @@ def test_placing_and_lowering_pause_the_collector_and_leave_it_as_it_was(
 
 
 def test_a_placement_that_fails_leaves_the_collector_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nunasim import scenario as scenario_module
-    from nunasim.io.presets import load_preset
-    from nunasim.scenario import Scenario
-
     def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise ConfigError("no room for the threadblocks")
 
