@@ -26,9 +26,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-# What numba's cache driver and compile result provide that the loader relies on
+# What numba's cache driver provides that the loader relies on (beside its impl class)
 _CACHE_METHODS = ("load_overload", "_load_overload", "_guard_against_spurious_io_errors")
-_CACHE_FIELDS = ("_enabled", "_impl", "_cache_file", "_index_key")
 # the names a kernel's execution engine must know: its own, and its two wrappers'
 _ENTRY_NAMES = ("llvm_func_name", "llvm_cpython_wrapper_name", "llvm_cfunc_wrapper_name")
 
@@ -37,44 +36,41 @@ _ENTRY_NAMES = ("llvm_func_name", "llvm_cpython_wrapper_name", "llvm_cfunc_wrapp
 def lean_cache_class() -> type | None:
     """A subclass of numba's ``FunctionCache`` that loads as the module says, or None where
     this numba's cache is not the one it was written against."""
-    from numba.core.caching import FunctionCache
+    from numba.core import caching
     from numba.core.runtime import rtsys
 
-    if not all(hasattr(FunctionCache, name) for name in _CACHE_METHODS):
+    FunctionCache = caching.FunctionCache
+    CompileResultCacheImpl = getattr(caching, "CompileResultCacheImpl", None)
+    if CompileResultCacheImpl is None or not all(
+        hasattr(FunctionCache, name) for name in _CACHE_METHODS
+    ):
         return None
 
+    class LeanCacheImpl(CompileResultCacheImpl):  # type: ignore[misc,valid-type]
+        def rebuild(self, target_context: Any, payload: Any) -> Any:
+            """The compile result a cache entry holds (numba's ``CompileResult._reduce``: its
+            library as machine code and LLVM module, then its description, ...), its module
+            left unparsed."""
+            lean = _unparsed(payload)
+            if lean is None:
+                return super().rebuild(target_context, payload)
+            payload, fndesc, bitcode = lean
+            engine = target_context.codegen()._engine
+            # numba looks the entry points up only by names its engine knows to be defined.
+            engine._defined_symbols.update(getattr(fndesc, name) for name in _ENTRY_NAMES)
+            result = super().rebuild(target_context, payload)
+            _link_lazily(result.library, bitcode)
+            return result
+
     class LeanFunctionCache(FunctionCache):  # type: ignore[misc,valid-type]
+        _impl_class = LeanCacheImpl
+
         def load_overload(self, sig: Any, target_context: Any) -> Any:
             rtsys.initialize(target_context)  # the runtime a kernel that allocates calls
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
 
-        def _load_overload(self, sig: Any, target_context: Any) -> Any:
-            if not all(hasattr(self, name) for name in _CACHE_FIELDS):
-                return super()._load_overload(sig, target_context)
-            if not self._enabled:
-                return None
-            data = self._cache_file.load(self._index_key(sig, target_context.codegen()))
-            if data is None:
-                return None
-            return rebuild(self._impl, target_context, data)
-
     return LeanFunctionCache
-
-
-def rebuild(impl: Any, target_context: Any, data: Any) -> Any:
-    """The compile result a cache entry holds (numba's ``CompileResult._reduce``: its library
-    as machine code and LLVM module, then its description, ...), its module left unparsed."""
-    lean = _unparsed(data)
-    if lean is None:
-        return impl.rebuild(target_context, data)
-    data, fndesc, bitcode = lean
-    engine = target_context.codegen()._engine
-    # numba looks the entry points up only by names its engine knows to be defined.
-    engine._defined_symbols.update(getattr(fndesc, name) for name in _ENTRY_NAMES)
-    result = impl.rebuild(target_context, data)
-    _link_lazily(result.library, bitcode)
-    return result
 
 
 def _unparsed(data: Any) -> tuple[Any, Any, bytes] | None:
@@ -85,13 +81,14 @@ def _unparsed(data: Any) -> tuple[Any, Any, bytes] | None:
     libdata, fndesc = data[0], data[1]
     if not (isinstance(libdata, tuple) and len(libdata) == 3 and libdata[1] == "object"):
         return None
-    code = libdata[2]
+    library_name, kind, code = libdata
     if not (isinstance(code, tuple) and len(code) == 2 and isinstance(code[1], bytes)):
         return None
     if not all(isinstance(getattr(fndesc, name, None), str) for name in _ENTRY_NAMES):
         return None
-    name, kind, (object_code, bitcode) = libdata
-    return (((name, kind, (object_code, _empty_bitcode())), *data[1:]), fndesc, bitcode)
+    object_code, bitcode = code
+    lean = (library_name, kind, (object_code, _empty_bitcode()))
+    return ((lean, *data[1:]), fndesc, bitcode)
 
 
 @cache
@@ -110,8 +107,7 @@ def _link_lazily(library: Any, bitcode: bytes) -> None:
 
     def module_for_linking() -> Any:
         if library._shared_module is None:
-            library._ensure_finalized()
             library._shared_module = llvm.parse_bitcode(bitcode)
-        return linking()
+        return linking()  # finalizes the library, then hands out that module
 
     library._get_module_for_linking = module_for_linking
