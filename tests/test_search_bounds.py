@@ -14,7 +14,7 @@ from nunasim.collectives.builtins import builtin_plan
 from nunasim.engine.analytic.bound import bounds_ps, collective_messages, route_sums
 from nunasim.engine.kernel.rows import LAT, OCC
 from nunasim.engine.packet.engine import core_inputs, run_core, simulate
-from nunasim.engine.packet.progress_bound import OWED, TAIL, route_loads
+from nunasim.engine.packet.progress_bound import OWED, OWED_DATA, TAIL, TAIL_DATA, route_loads
 from nunasim.experiments.tbsearch import best_threadblocks, candidate_counts
 from nunasim.io.presets import load_preset
 from nunasim.scenario import Scenario
@@ -60,32 +60,47 @@ def test_a_run_that_cannot_meet_its_deadline_stops_at_once(case):
     assert simulate(lowered, hopeless) is None
 
 
-def _tail_term(lowered) -> int:
-    """The same with each resource's least tail after it: what the core's check sees at 0."""
+def _tail_term(lowered, owed_column: int = OWED, tail_column: int = TAIL) -> int:
+    """The same with each resource's least tail after it: what the core's check sees at 0
+    (over every message, or with ``OWED_DATA`` and ``TAIL_DATA`` over data messages)."""
     inputs = core_inputs(lowered, 0)
     starts = inputs.route_start[inputs.msg_route]
     ends = inputs.route_start[inputs.msg_route + 1]
-    owed = route_loads(
-        inputs.route,
-        starts,
-        ends,
-        inputs.res,
-        inputs.msg_kind,
-        inputs.msg_target,
-        inputs.release_start,
-    )
-    res, used = inputs.res, owed[:, OWED] > 0
-    return int(((owed[used, OWED] - 1) * res[used, OCC] + res[used, LAT] + owed[used, TAIL]).max())
+    owed = route_loads(inputs, starts, ends)
+    res, used = inputs.res, owed[:, owed_column] > 0
+    owes, tail = owed[used, owed_column], owed[used, tail_column]
+    return int(((owes - 1) * res[used, OCC] + res[used, LAT] + tail).max())
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_the_tails_tighten_the_bound_and_it_is_never_after_the_completion(case):
     lowered = case.build().lowered
     completion = int(simulate(lowered).step_end.max())
-    with_tails = _tail_term(lowered)
+    with_tails = max(_tail_term(lowered), _tail_term(lowered, OWED_DATA, TAIL_DATA))
     assert _resource_term(lowered) < with_tails <= completion
     done = run_core(core_inputs(lowered, with_tails - 1))
     assert done.cut and done.events == 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_a_run_that_meets_its_deadline_exactly_is_never_cut(case):
+    """The bound follows each message's chain (acknowledgement, flags, their receivers):
+    a run whose completion is its deadline runs to the end, and ends the same."""
+    lowered = case.build().lowered
+    completion = int(simulate(lowered).step_end.max())
+    met = run_core(core_inputs(lowered, completion))
+    assert not met.cut and int(met.outputs.step_end.max()) == completion
+
+
+def test_the_chains_after_the_data_tighten_the_bound_where_flags_follow_stores():
+    """A direct All-Gather's stores are followed by their acknowledgement and a flag: over
+    the data messages alone, the chain puts the bound later than over every message, whose
+    least tail is a flag's, and no later than the run."""
+    lowered = Case("allgather:direct:gpus=4:tbs=3", 4_000_000, "UA").build().lowered
+    completion = int(simulate(lowered).step_end.max())
+    every = _tail_term(lowered)
+    data = _tail_term(lowered, OWED_DATA, TAIL_DATA)
+    assert every < data <= completion
 
 
 @settings(max_examples=10, deadline=None)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from nunasim.engine.kernel.rows import BUF_FLITS, VCS
-from nunasim.engine.packet.progress_bound import route_loads
+from nunasim.engine.packet.progress_bound import OWED_FIELDS, route_loads
 from nunasim.engine.packet.runs import (
     CLOSED,
     CURSOR_FIELDS,
@@ -144,10 +144,9 @@ def loop_state(inputs: CoreInputs) -> LoopState:
     runs = run_classes(nres, i.msg_pre_ps, i.msg_ack_ps)
     nruns = len(runs.run_kind)
     on = nmsg >= RUNS_FROM_MESSAGES
-    owed = np.zeros((nres, 2), dtype=np.int64)
+    owed = np.zeros((nres, OWED_FIELDS), dtype=np.int64)
     if i.stop_ps >= 0:
-        ends = (i.route_start[i.msg_route], i.route_start[i.msg_route + 1])
-        owed = route_loads(i.route, *ends, res, i.msg_kind, i.msg_target, i.release_start)
+        owed = route_loads(i, i.route_start[i.msg_route], i.route_start[i.msg_route + 1])
     # A message has at most one event pending, a VC at most one credit event per flit slot
     # of its buffer, and a resource at most one EV_OUTPUT event.
     cap = nmsg + nlo + nsteps + 2 + per_res + int(ring_start[-1])
