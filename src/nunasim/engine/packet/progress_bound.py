@@ -21,7 +21,7 @@ would set its least tail, so the bound is taken twice: over every message, and o
 the data messages alone (``OWED_DATA``, ``TAIL_DATA``), whose last service must still
 be followed by a flag. A run's last messages are such chains: a threadblock's last
 stores queue at a port, and its flag goes only once they are acknowledged
-(docs/engine-measured.md, "The 32-GPU search's losers").
+(docs/engine-measured.md, "Losing runs stopped at the best so far").
 
 When the bound passes the deadline the run would be cut there anyway, later: stopping
 it now changes no answer, only what the loser costs.
