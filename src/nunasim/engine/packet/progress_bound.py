@@ -52,20 +52,39 @@ OWED_FIELDS = 4
 NO_TAIL = np.iinfo(np.int64).max // 4  # a resource that owes nothing (never read)
 
 
+def release_edges(
+    succ_start: np.ndarray,
+    succ: np.ndarray,
+    flag_start: np.ndarray,
+    flag_target: np.ndarray,
+    flag_trip: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each step's end releases, as one CSR (``start``, the step released, the delay
+    until then): its successors at once, and each flag's receiver ``flag_trip`` later."""
+    steps = len(succ_start) - 1
+    owner = np.concatenate(
+        [
+            np.repeat(np.arange(steps), np.diff(succ_start)),
+            np.repeat(np.arange(steps), np.diff(flag_start)),
+        ]
+    )
+    order = np.argsort(owner, kind="stable")
+    released = np.concatenate([succ, flag_target]).astype(np.int64)[order]
+    delay = np.concatenate([np.zeros(len(succ), dtype=np.int64), flag_trip])[order]
+    start = np.searchsorted(owner[order], np.arange(steps + 1)).astype(np.int64)
+    return start, released, delay
+
+
 @jit
-def step_tails(step_compute_ps, lineop_start, succ_start, succ, flag_start, flag_target, flag_trip):
+def step_tails(step_compute_ps, lineop_start, edge_start, released, delay):
     """Each step's least zero-load time from its end to the collective's end, and from
     its start (a step with line operations may end as it starts; one with none computes
-    first). A step's end releases its successors and sends its flags, each of which
-    releases its receiver ``flag_trip`` later; the steps are taken in an order in which
-    each comes after everything its end releases."""
+    first), over ``release_edges``: the steps are taken in an order in which each comes
+    after everything its end releases."""
     steps = step_compute_ps.shape[0]
-    waits = np.zeros(steps, dtype=np.int64)  # what releases it, over these two kinds
-    for s in range(steps):
-        for i in range(succ_start[s], succ_start[s + 1]):
-            waits[succ[i]] += 1
-        for k in range(flag_start[s], flag_start[s + 1]):
-            waits[flag_target[k]] += 1
+    waits = np.zeros(steps, dtype=np.int64)  # what releases it, over these edges
+    for x in range(released.shape[0]):
+        waits[released[x]] += 1
     order = np.empty(steps, dtype=np.int64)
     done = 0
     for s in range(steps):
@@ -76,14 +95,8 @@ def step_tails(step_compute_ps, lineop_start, succ_start, succ, flag_start, flag
     while head < done:
         s = order[head]
         head += 1
-        for i in range(succ_start[s], succ_start[s + 1]):
-            w = succ[i]
-            waits[w] -= 1
-            if waits[w] == 0:
-                order[done] = w
-                done += 1
-        for k in range(flag_start[s], flag_start[s + 1]):
-            w = flag_target[k]
+        for x in range(edge_start[s], edge_start[s + 1]):
+            w = released[x]
             waits[w] -= 1
             if waits[w] == 0:
                 order[done] = w
@@ -93,10 +106,8 @@ def step_tails(step_compute_ps, lineop_start, succ_start, succ, flag_start, flag
     for j in range(done - 1, -1, -1):  # a step in a cycle (it deadlocks) keeps 0
         s = order[j]
         tail = 0
-        for i in range(succ_start[s], succ_start[s + 1]):
-            tail = max(tail, after_start[succ[i]])
-        for k in range(flag_start[s], flag_start[s + 1]):
-            tail = max(tail, flag_trip[k] + after_start[flag_target[k]])
+        for x in range(edge_start[s], edge_start[s + 1]):
+            tail = max(tail, delay[x] + after_start[released[x]])
         after_end[s] = tail
         empty = lineop_start[s + 1] == lineop_start[s]
         after_start[s] = tail + (step_compute_ps[s] if empty else 0)
@@ -168,15 +179,8 @@ def route_loads(inputs, pos: np.ndarray, pos_end: np.ndarray) -> np.ndarray:
     ``CoreInputs``, ``pos`` and ``pos_end``: each message's route entries."""
     i = inputs
     trips = _flag_trips(i.route, pos, pos_end, i.res, i.flag_msg, i.msg_pre_ps)
-    steps = step_tails(
-        i.step_compute_ps,
-        i.lineop_start,
-        i.succ_start,
-        i.succ,
-        i.flag_start,
-        i.msg_target[i.flag_msg],
-        trips,
-    )
+    edges = release_edges(i.succ_start, i.succ, i.flag_start, i.msg_target[i.flag_msg], trips)
+    steps = step_tails(i.step_compute_ps, i.lineop_start, *edges)
     chain = _message_chains(
         i.msg_kind,
         i.msg_lineop,
