@@ -10,8 +10,9 @@ the heaviest points are under-represented). Each point's search runs here from n
 (no result cache, the search's own memo cleared) on one thread; the script prints, per
 point, the CPU seconds of the whole search, of preparing candidates (placement, lowering,
 lower bound) and of running them by verdict (``tried`` to the end, ``cut`` at the
-deadline), its candidate counts, and its answer beside the shipped one, then the grid's
-estimate. ``--out`` writes the per-candidate costs as CSV.
+deadline, ``screened`` by a cheaper run: the flow engine's wider waves), its candidate
+counts, and its answer beside the shipped one, then the grid's estimate. ``--out`` writes
+the per-candidate costs as CSV.
 
 Searched cold, every point pays for building and proving its plans and working out their
 access sets and placement facts, which a sweep pays far less often: that work is kept per
@@ -94,9 +95,9 @@ def main() -> None:
     candidates, total_before, total_after, total_warm = [], 0.0, 0.0, 0.0
     warm_column = " warm CPU s |" if args.warm else ""
     print(
-        f"| point | shipped s | CPU s |{warm_column} prepare | tried | cut "
-        "| candidates (tried/cut/skipped) | shipped answer | answer |\n"
-        f"|---|---|---|{'---|' if args.warm else ''}---|---|---|---|---|---|"
+        f"| point | shipped s | CPU s |{warm_column} prepare | tried | cut | screened "
+        "| candidates (tried/cut/screened/skipped) | shipped answer | answer |\n"
+        f"|---|---|---|{'---|' if args.warm else ''}---|---|---|---|---|---|---|"
     )
     for index in chosen:
         collective, size, gpus, name, before = SAMPLE[index]
@@ -111,13 +112,16 @@ def main() -> None:
             warm = f" {warm_s:.1f} |"
         costs, result = best.costs, best.result
         verdicts = Counter(c.verdict for c in costs)
-        run_s = {v: sum(c.run_s for c in costs if c.verdict == v) for v in ("tried", "cut")}
+        run_s = {
+            v: sum(c.run_s for c in costs if c.verdict == v) for v in ("tried", "cut", "screened")
+        }
         answer = (result.info.threadblocks, result.info.granularity, result.completion_ps)
         was = (stored.get("threadblocks"), stored.get("granularity"), stored.get("completion_ps"))
         print(
             f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} |{warm}"
             f" {sum(c.prepare_s for c in costs):.1f} | {run_s['tried']:.1f} | {run_s['cut']:.1f} "
-            f"| {verdicts['tried']}/{verdicts['cut']}/{verdicts['skipped']} | {was} | {answer} |",
+            f"| {run_s['screened']:.1f} | {verdicts['tried']}/{verdicts['cut']}/"
+            f"{verdicts['screened']}/{verdicts['skipped']} | {was} | {answer} |",
             flush=True,
         )
         total_before += before

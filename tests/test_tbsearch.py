@@ -9,6 +9,7 @@ import pytest
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.errors import ConfigError
 from nunasim.experiments import tbsearch
+from nunasim.experiments.search_runs import SearchRuns
 from nunasim.experiments.tbsearch import best_threadblocks, candidate_counts
 from nunasim.io.presets import load_preset
 from nunasim.policies.place import auto_granularities
@@ -41,7 +42,7 @@ def test_skipped_and_cut_candidates_could_not_have_won(
     pod = _short_searches(monkeypatch, gpus)
     found = best_threadblocks(pod, collective, size, config, gpus=gpus, engine=engine)
     best = found.result.completion_ps
-    assert found.cut or found.skipped, "the case should exercise the bound or the deadline"
+    assert found.cut or found.skipped or found.screened, "the case should rule some out"
     ran = {(count, domains) for count, domains, _ in found.tried}
 
     def full_run(count, domains):
@@ -53,11 +54,11 @@ def test_skipped_and_cut_candidates_could_not_have_won(
         result = full_run(count, domains)
         assert result.lower_bound_ps == bound
         assert result.completion_ps >= bound >= best
-    for count, domains, deadline in found.cut:
+    for count, domains, deadline in [*found.cut, *found.screened]:
         assert (count, domains) not in ran
         assert full_run(count, domains).completion_ps > deadline >= best
-    # Every candidate count was run, skipped or cut, none lost.
-    settled = [*found.tried, *found.skipped, *found.cut]
+    # Every candidate count was run, skipped, cut or screened, none lost.
+    settled = [*found.tried, *found.skipped, *found.cut, *found.screened]
     assert {count for count, _, _ in settled} >= set(candidate_counts(gpus, LIMIT))
     # and the exhaustive search, in ascending order, agrees: the same time at the same count
     counts = candidate_counts(gpus, LIMIT)
@@ -98,6 +99,7 @@ def test_runs_in_threads_change_nothing(
     assert threaded.tried == alone.tried
     assert threaded.skipped == alone.skipped
     assert threaded.cut == alone.cut
+    assert threaded.screened == alone.screened
     assert threaded.granularity == alone.granularity
     assert threaded.threadblocks == alone.threadblocks
     assert threaded.result.completion_ps == alone.result.completion_ps
@@ -137,7 +139,7 @@ def _offer_all(search, candidates):
 def _searches(candidates):
     found = {}
     for threads in (0, 2):
-        search = tbsearch._Search(threads)
+        search = SearchRuns(threads)
         search.ran = []
         try:
             best = _offer_all(search, candidates)
@@ -174,6 +176,37 @@ def test_a_run_past_the_best_before_it_is_cut_in_threads_too():
         assert best[1].completion_ps == 300
 
 
+def test_a_screened_run_is_not_run_and_counts_as_screened():
+    # A completes at 300. B's screen judges it to end after 300, so its run is never
+    # started; C passes its screen and is run; A, offered with no deadline, is not screened.
+    screens = []
+
+    def screen(count, verdict):
+        def judge(deadline_ps):  # an estimate at the deadline, or None: it would end later
+            screens.append((count, deadline_ps))
+            return deadline_ps if verdict else None
+
+        return judge
+
+    search = SearchRuns(0)
+    ran = []
+    for count, bound, rank, completion, verdict in (
+        (8, 50, 3, 300, True),
+        (4, 100, 2, 450, False),
+        (2, 100, 1, 250, True),
+    ):
+        plan, run = _fake(count, completion, ran)
+        search.offer(plan, 1, bound, rank, run, screen=screen(count, verdict))
+    best = search.settle()
+    assert ran == [8, 2]  # the first has no deadline to screen against
+    assert screens == [(4, 300), (2, 300)]
+    assert search.screened == [(4, 1, 300)]
+    assert search.tried == [(8, 1, 300), (2, 1, 250)]
+    assert search.cut == []
+    assert best[1].completion_ps == 250
+    assert [c.verdict for c in search.costs] == ["tried", "screened", "tried"]
+
+
 def test_equal_runs_go_to_the_first_in_the_exhaustive_order():
     # Tried from the largest count down, the smaller of two equally fast counts still wins,
     # as the ascending exhaustive search would have it; a bound equal to the best rules out
@@ -191,7 +224,7 @@ def test_a_granularity_round_started_on_a_best_later_beaten_is_void():
     # the granularity round starts on A; B wins, so the round's runs for A count for
     # nothing (neither tried nor skipped nor cut): the round is then run for B, as one at a
     # time.
-    search = tbsearch._Search(2)
+    search = SearchRuns(2)
     a, run_a = _fake(1, 500)
     b, run_b = _fake(2, 300)
     _, run_a4 = _fake(1, 250)
@@ -249,7 +282,7 @@ def test_the_joint_search_is_the_exhaustive_search_over_counts_and_granularities
     assert (joint.threadblocks, joint.granularity) == pairs[times.index(best)]
     # It can only be as fast as the staged search or faster; every pair was settled.
     assert joint.result.completion_ps <= staged.result.completion_ps
-    settled = [*joint.tried, *joint.skipped, *joint.cut]
+    settled = [*joint.tried, *joint.skipped, *joint.cut, *joint.screened]
     assert len(settled) == len(pairs)
 
 
@@ -264,6 +297,7 @@ def test_the_joint_search_gives_the_same_answer_in_threads(monkeypatch):
     assert found[2].tried == found[0].tried
     assert found[2].skipped == found[0].skipped
     assert found[2].cut == found[0].cut
+    assert found[2].screened == found[0].screened
     assert _model_summary(found[2]) == _model_summary(found[0])
 
 

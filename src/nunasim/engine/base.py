@@ -61,6 +61,12 @@ class PreparedRun:
     # No run completes sooner either: the lower bound, or a tighter one this engine's
     # model alone guarantees (not reported); a search skips a run that cannot win by it.
     skip_bound_ps: int = -1
+    # A cheaper, approximate run, if the engine has one (its ``screens`` is then True):
+    # given a deadline, an estimate of the completion that the engine's measured error
+    # keeps at or below it (the approximate time less its error margin), or None once the
+    # approximate run shows it would end after the deadline. Not a bound: a search that
+    # trusts it skips the full run of a job it judges lost.
+    screen: Callable[[int], int | None] | None = None
 
     def __post_init__(self) -> None:
         if self.skip_bound_ps < self.lower_bound_ps:

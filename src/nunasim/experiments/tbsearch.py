@@ -20,6 +20,15 @@ The answer is the exhaustive search's: the fastest run, the first in that ascend
   once the work its resources have left cannot end by then, since it would then complete
   later (``BestRun.cut``).
 
+One more rule trusts a measured error band instead of a bound. An engine with a cheaper,
+approximate run (``PreparedRun.screen``: the flow engine's wider waves) screens a
+candidate before its run once there is a deadline, and a candidate the screen judges to
+end after it is not run (``BestRun.screened``). The granularity round screens all its
+candidates first and runs them in the order of their screened times, so the likely best
+runs first and the others are mostly ruled out by their screens. The answer is the
+exhaustive search's wherever the screen's error stays within its margin, which it did on
+every run measured (docs/engine-measured.md, "Candidates screened with wider waves").
+
 Both save most when the best is found early, so the counts are tried from the largest
 down: the large collectives that cost most are fastest with many threadblocks, and the
 few threadblocks per peer that lose there are window-bound runs several times longer,
@@ -44,19 +53,19 @@ Results are cached per process, keyed by everything that decides the run.
 
 from __future__ import annotations
 
-import contextvars
 import os
 import time
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nunasim.collectives.builtins import builtin_plan
 from nunasim.collectives.plan import Plan
+from nunasim.engine.base import PreparedRun
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
+from nunasim.experiments.search_runs import CandidateCost, Screened, SearchRuns, never_run
 from nunasim.hardware import Pod
+from nunasim.mapping.placement import Placement
 from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
 from nunasim.units import format_time
@@ -107,6 +116,9 @@ class BestRun:
     cut: tuple[tuple[int, int, int], ...] = ()
     # what each candidate cost, in the order offered: see ``CandidateCost``
     costs: tuple[CandidateCost, ...] = ()
+    # not run: (threadblocks per GPU, domains, deadline ps), judged by its engine's screen
+    # (``PreparedRun.screen``) to complete after the best completion found before it
+    screened: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def threadblocks(self) -> int:
@@ -114,180 +126,8 @@ class BestRun:
         return self.plan.threadblocks_per_gpu[0]
 
 
-@dataclass(frozen=True)
-class CandidateCost:
-    """One candidate of a search: its verdict (``tried``, ``skipped``, ``cut`` or ``void``)
-    and the CPU seconds of the thread that placed and lowered it (``prepare_s``) and ran
-    it (``run_s``, 0 when it was not run)."""
-
-    threadblocks: int
-    domains: int
-    verdict: str
-    prepare_s: float
-    run_s: float
-
-
 _CACHE: dict[tuple, BestRun] = {}
-
-
-@dataclass
-class _Candidate:
-    """A prepared candidate, and its run's future while it is in flight."""
-
-    plan: Plan
-    count: int
-    domains: int  # the granularity its placement chose
-    bound: int  # its lower bound, ps
-    rank: int  # its place in the exhaustive search's order: the first of equals wins
-    future: Future[SimResult | None] | None = None
-    # a candidate of the granularity round offered before the count round had settled:
-    # it counts only if this plan (the round's plan) is still the best when it settles
-    assumes: Plan | None = None
-    prepare_s: float = 0.0
-    run_s: list[float] | None = None  # set by the run, in whichever thread it ran
-
-
-class _Search:
-    """The candidates in order, each either run, skipped or cut exactly as a one-at-a-time
-    search would: a candidate is skipped when its bound shows it cannot beat the best
-    completion of the candidates before it, and cut when it runs past that completion.
-    With ``threads`` 0 each runs here as soon as it is prepared; otherwise up to ``threads``
-    runs go on in other threads while this one prepares the next candidates (the engines'
-    compiled loops release the GIL). A run started before the runs ahead of it ended has
-    only the best known then as its deadline; once they have settled it is judged against
-    their best, as the one-at-a-time search would have judged it: the answer, ``tried``,
-    ``skipped`` and ``cut`` do not depend on ``threads``."""
-
-    def __init__(self, threads: int) -> None:
-        self.threads = threads
-        self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
-        self.pending: deque[_Candidate] = deque()  # in flight, in candidate order
-        self.tried: list[tuple[int, int, int]] = []
-        self.skipped: list[tuple[int, int, int]] = []
-        self.cut: list[tuple[int, int, int]] = []
-        self.costs: list[CandidateCost] = []
-        self.best: tuple[Plan, SimResult, int] | None = None
-        self.best_rank = -1
-
-    def _void(self, candidate: _Candidate) -> bool:
-        # Offered for a plan that, once every candidate before it settled, is not the best.
-        return candidate.assumes is not None and (
-            self.best is None or self.best[0] is not candidate.assumes
-        )
-
-    def _wins(self, completion_ps: int, rank: int) -> bool:
-        """Whether a run of this completion and rank would beat the best so far."""
-        if self.best is None:
-            return True
-        best = self.best[1].completion_ps
-        return completion_ps < best or (completion_ps == best and rank < self.best_rank)
-
-    def _beaten(self, candidate: _Candidate) -> bool:
-        # The best only improves as runs end, so a bound it beats now stays beaten.
-        return not self._wins(candidate.bound, candidate.rank)
-
-    def deadline(self) -> int | None:
-        """A run that passes this time unfinished cannot win (the best only improves)."""
-        return None if self.best is None else self.best[1].completion_ps
-
-    def offer(
-        self,
-        plan: Plan,
-        domains: int,
-        bound: int,
-        rank: int,
-        run: Callable[[int | None], SimResult | None],
-        assumes: Plan | None = None,
-        prepare_s: float = 0.0,
-    ) -> None:
-        """Queue a prepared candidate; its run starts unless what has settled already rules
-        it out, and it is settled (tried, skipped, cut or void) in its turn."""
-        count = plan.threadblocks_per_gpu[0]
-        candidate = _Candidate(plan, count, domains, bound, rank, None, assumes, prepare_s, [0.0])
-        self.make_room()
-        # A void verdict is final only once every candidate before it has settled; a
-        # beaten one stays beaten, since the best only improves.
-        if not (self._beaten(candidate) or (not self.pending and self._void(candidate))):
-            candidate.future = self._start(_timed(run, candidate.run_s), self.deadline())
-        self.pending.append(candidate)
-        if self.pool is None:
-            self.settle()
-
-    def _start(
-        self, run: Callable[[int | None], SimResult | None], deadline_ps: int | None
-    ) -> Future[SimResult | None]:
-        if self.pool is None:  # one at a time: run here, now
-            done: Future[SimResult | None] = Future()
-            done.set_result(run(deadline_ps))
-            return done
-        context = contextvars.copy_context()  # the memory budget, for instance
-        return self.pool.submit(context.run, run, deadline_ps)
-
-    def make_room(self) -> None:
-        """Wait until fewer than ``threads`` runs are in flight: called before a candidate
-        is prepared, so that no more than ``threads`` prepared runs are held at once."""
-        while self.pool is not None and len(self.pending) >= self.threads:
-            self._settle_oldest()
-
-    def _settle_oldest(self) -> None:
-        candidate = self.pending.popleft()
-        verdict = self._verdict(candidate)
-        assert candidate.run_s is not None
-        self.costs.append(
-            CandidateCost(
-                candidate.count, candidate.domains, verdict, candidate.prepare_s, candidate.run_s[0]
-            )
-        )
-
-    def _verdict(self, candidate: _Candidate) -> str:
-        if candidate.future is None:  # never started: beaten, or void
-            if self._void(candidate):
-                return "void"
-            self.skipped.append((candidate.count, candidate.domains, candidate.bound))
-            return "skipped"
-        result = candidate.future.result()
-        if self._void(candidate):
-            return "void"
-        if self._beaten(candidate):
-            self.skipped.append((candidate.count, candidate.domains, candidate.bound))
-            return "skipped"
-        deadline = self.deadline()
-        # Cut, or (started before the best ahead of it was known) past the deadline the
-        # one-at-a-time search would have given it.
-        if result is None or (deadline is not None and result.completion_ps > deadline):
-            assert deadline is not None  # a run without a deadline always finishes
-            self.cut.append((candidate.count, candidate.domains, deadline))
-            return "cut"
-        self.tried.append((candidate.count, candidate.domains, result.completion_ps))
-        if self._wins(result.completion_ps, candidate.rank):
-            self.best = (candidate.plan, result, candidate.domains)
-            self.best_rank = candidate.rank
-        return "tried"
-
-    def settle(self, keep: int = 0) -> tuple[Plan, SimResult, int] | None:
-        """Wait until at most ``keep`` runs are in flight; the best of those settled."""
-        while len(self.pending) > keep:
-            self._settle_oldest()
-        return self.best
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _timed(
-    run: Callable[[int | None], SimResult | None], seconds: list[float]
-) -> Callable[[int | None], SimResult | None]:
-    """``run``, adding the CPU seconds of the thread it runs in to ``seconds[0]``."""
-
-    def timed(deadline_ps: int | None) -> SimResult | None:
-        started = time.thread_time()
-        try:
-            return run(deadline_ps)
-        finally:
-            seconds[0] += time.thread_time() - started
-
-    return timed
+_LAST = 1 << 62  # sorts after every screened time
 
 
 def best_threadblocks(
@@ -318,11 +158,26 @@ def best_threadblocks(
     if key in _CACHE:
         return _CACHE[key]
     base = builtin_plan(plan_name, gpus=gpus)
-    runs = _Search(threads)
+    runs = SearchRuns(threads)
 
-    def attempt(plan: Plan, domains: int | str, rank: int, assumes: Plan | None = None) -> None:
+    def prepare(plan: Plan, domains: int | str) -> tuple[Placement, PreparedRun, float]:
+        started = time.thread_time()
+        scenario = Scenario(
+            pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
+        )
+        placement = scenario.placement()
+        prepared = scenario.prepare(placement)
+        return placement, prepared, time.thread_time() - started
+
+    def attempt(
+        plan: Plan,
+        domains: int | str,
+        rank: int,
+        assumes: Plan | None = None,
+        screened: Screened | None = None,
+    ) -> None:
         if progress:
-            settled = len(runs.tried) + len(runs.skipped) + len(runs.cut)
+            settled = len(runs.tried) + len(runs.skipped) + len(runs.cut) + len(runs.screened)
             best = runs.best[1].completion_ps if runs.best is not None else None
             so_far = f", best so far {format_time(best)}" if best is not None else ""
             progress(
@@ -330,24 +185,87 @@ def best_threadblocks(
                 f"domains (candidate {settled + len(runs.pending) + 1}{so_far})"
             )
         runs.make_room()
-        started = time.thread_time()
-        scenario = Scenario(
-            pod, plan, size, configuration, domains, seed, layout=layout, engine=engine
-        )
-        placement = scenario.placement()
-        prepared = scenario.prepare(placement)
-        spent = time.thread_time() - started
+        if screened is None:
+            placement, prepared, spent = prepare(plan, domains)
+            runs.offer(
+                plan,
+                placement.granularity,
+                prepared.skip_bound_ps,
+                rank,
+                prepared.run,
+                assumes,
+                spent,
+                prepared.screen,
+            )
+            return
+        # Prepared and screened already: prepared again only if it may still run.
+        run, spent = never_run, 0.0
+        deadline = runs.deadline()
+        if screened.kept is not None:
+            run = screened.kept.run
+        elif deadline is not None and screened.screen(deadline) is not None:
+            _, prepared, spent = prepare(plan, domains)
+            run = prepared.run
         runs.offer(
-            plan, placement.granularity, prepared.skip_bound_ps, rank, prepared.run, assumes, spent
+            plan,
+            screened.granularity,
+            screened.bound,
+            rank,
+            run,
+            assumes,
+            screened.prepare_s + spent,
+            screened.screen,
+            screened.run_s,
         )
+
+    def screened_first(plan: Plan, ranked: list[tuple[int, int]]) -> list[tuple[int, Screened]]:
+        """``ranked`` (rank, domains) at ``plan``, each prepared and screened against the
+        best so far, in the order of their screened times: the likeliest best then runs
+        first, and its completion rules most others out by their screens alone. Only the
+        likeliest best keeps its prepared run; the others are prepared again if they must
+        run. Empty if there is no best yet or the engine has no screen."""
+        deadline = runs.deadline()
+        model = Scenario(pod, plan, size, configuration, engine=engine).engine_model
+        if deadline is None or not getattr(model, "screens", False):
+            return []
+        order: list[tuple[int, int, Screened]] = []
+        likeliest = -1
+        for rank, domains in ranked:
+            placement, prepared, spent = prepare(plan, domains)
+            bound, granularity = prepared.skip_bound_ps, placement.granularity
+            assert prepared.screen is not None, f"{model.name} screens, but not this run"
+            if bound > deadline:  # beaten by its bound: it will be skipped
+                order.append((_LAST, rank, Screened(None, bound, granularity, spent, 0.0)))
+                continue
+            started = time.thread_time()
+            estimate = prepared.screen(deadline)
+            screened = Screened(estimate, bound, granularity, spent, time.thread_time() - started)
+            if estimate is not None and (likeliest < 0 or estimate < order[likeliest][0]):
+                if likeliest >= 0:  # no longer the likeliest: drop its prepared run
+                    at, known_rank, known = order[likeliest]
+                    order[likeliest] = (at, known_rank, replace(known, kept=None))
+                likeliest = len(order)
+                screened = replace(screened, kept=prepared)
+            order.append((_LAST if estimate is None else estimate, rank, screened))
+            del placement, prepared
+        order.sort(key=lambda item: (item[0], item[1]))
+        return [(rank, screened) for _, rank, screened in order]
 
     def granularity_round(best: tuple[Plan, SimResult, int], speculative: bool = False) -> None:
         # Every other granularity ``auto`` may use, at the best count.
         # They rank after every count, in ``auto_granularities``'s order.
         plan, _, chosen = best
-        for rank, domains in enumerate(auto_granularities(pod.socket), start=len(counts)):
-            if domains != chosen:
+        ranked = [
+            (rank, domains)
+            for rank, domains in enumerate(auto_granularities(pod.socket), start=len(counts))
+            if domains != chosen
+        ]
+        screened = screened_first(plan, ranked)
+        if not screened:
+            for rank, domains in ranked:
                 attempt(plan, domains, rank, assumes=plan if speculative else None)
+        for rank, known in screened:
+            attempt(plan, known.granularity, rank, plan if speculative else None, known)
 
     counts = candidate_counts(base.ngpus)
     # The joint search runs every granularity at every count; ranks follow the exhaustive
@@ -386,6 +304,7 @@ def best_threadblocks(
         tuple(runs.skipped),
         tuple(runs.cut),
         tuple(runs.costs),
+        tuple(runs.screened),
     )
     _CACHE[key] = found
     return found

@@ -27,6 +27,7 @@ class FlowEngine:
     name = "flow"
     revision = REVISION
     background = False
+    screens = True  # its prepared runs have a screen (``PreparedRun.screen``)
     auto_messages: int | None = ANY_SIZE
 
     def admit(self, plan: Plan, chunk_bytes: int, socket: Socket) -> None:
@@ -66,7 +67,7 @@ class FlowEngine:
                 stack_bytes=flow.demands.landed.astype("int64"),
             )
 
-        return PreparedRun(flow.lower_bound_ps, run)
+        return PreparedRun(flow.lower_bound_ps, run, screen=flow.screen)
 
 
 FLOW = FlowEngine()
