@@ -81,6 +81,7 @@ def test_skipped_and_cut_candidates_could_not_have_won(
     [
         ("allgather", 4, 100_000, "NAP+NAR", "packet"),
         ("alltoall", 4, 1_000_000, "NUMA+NAR", "flow"),
+        ("allgather", 8, 10_000_000, "NAP+NAR", "flow"),  # screens, in the round too
     ],
 )
 def test_runs_in_threads_change_nothing(
@@ -96,6 +97,8 @@ def test_runs_in_threads_change_nothing(
             pod, collective, size, config, gpus=gpus, engine=engine, threads=n
         )
     alone, threaded = found[0], found[threads]
+    if collective == "allgather" and engine == "flow":
+        assert alone.screened, "the case should screen candidates out"
     assert threaded.tried == alone.tried
     assert threaded.skipped == alone.skipped
     assert threaded.cut == alone.cut

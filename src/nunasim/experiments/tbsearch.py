@@ -222,14 +222,16 @@ def best_threadblocks(
         """``ranked`` (rank, domains) at ``plan``, each prepared and screened against the
         best so far, in the order of their screened times: the likeliest best then runs
         first, and its completion rules most others out by their screens alone. Only the
-        likeliest best keeps its prepared run; the others are prepared again if they must
-        run. Empty if there is no best yet or the engine has no screen."""
+        likeliest best keeps its prepared run, and only while no run is in flight (at most
+        two prepared runs are held, as with ``threads`` 2); the others are prepared again
+        if they must run. Empty if there is no best yet or the engine has no screen."""
         deadline = runs.deadline()
         model = Scenario(pod, plan, size, configuration, engine=engine).engine_model
         if deadline is None or not getattr(model, "screens", False):
             return []
         order: list[tuple[int, int, Screened]] = []
         likeliest = -1
+        keep = not runs.pending
         for rank, domains in ranked:
             placement, prepared, spent = prepare(plan, domains)
             bound, granularity = prepared.skip_bound_ps, placement.granularity
@@ -240,7 +242,7 @@ def best_threadblocks(
             started = time.thread_time()
             estimate = prepared.screen(deadline)
             screened = Screened(estimate, bound, granularity, spent, time.thread_time() - started)
-            if estimate is not None and (likeliest < 0 or estimate < order[likeliest][0]):
+            if keep and estimate is not None and (likeliest < 0 or estimate < order[likeliest][0]):
                 if likeliest >= 0:  # no longer the likeliest: drop its prepared run
                     at, known_rank, known = order[likeliest]
                     order[likeliest] = (at, known_rank, replace(known, kept=None))
@@ -264,8 +266,10 @@ def best_threadblocks(
         if not screened:
             for rank, domains in ranked:
                 attempt(plan, domains, rank, assumes=plan if speculative else None)
-        for rank, known in screened:
+        while screened:  # each let go once offered: a kept prepared run lives no longer
+            rank, known = screened.pop(0)
             attempt(plan, known.granularity, rank, plan if speculative else None, known)
+            del known
 
     counts = candidate_counts(base.ngpus)
     # The joint search runs every granularity at every count; ranks follow the exhaustive
