@@ -42,7 +42,7 @@ from nunasim.engine.flow.waves import leave
 from nunasim.engine.jit import jit
 from nunasim.engine.kernel.heap import SEQ_BITS, pop_event, push_event
 from nunasim.engine.kernel.keyheap import heap_pop, heap_push
-from nunasim.engine.kernel.ready import any_unfinished, initially_ready
+from nunasim.engine.kernel.ready import any_unfinished, initially_ready, satisfy
 
 
 class FlowGraph(NamedTuple):
@@ -310,18 +310,10 @@ def run_flows(graph, loads, tolerance, zero_load, stop_ps):
                     )
                     seq += 1
                 for k in range(succ_start[s], succ_start[s + 1]):
-                    w = succ[k]
-                    wait[w] -= 1
-                    if wait[w] == 0:
-                        ready[nready] = w
-                        nready += 1
+                    nready = satisfy(succ[k], wait, ready, nready)
             else:  # EV_LAND
                 for k in range(release_start[arg], release_start[arg + 1]):
-                    w = release[k]
-                    wait[w] -= 1
-                    if wait[w] == 0:
-                        ready[nready] = w
-                        nready += 1
+                    nready = satisfy(release[k], wait, ready, nready)
         t = max(t, last)
     return step_begin, step_end, flow_begin, flow_drain, events, computations, pairs, cut
 

@@ -24,3 +24,14 @@ def initially_ready(wait, ready):
             ready[count] = s
             count += 1
     return count
+
+
+@jit(inline=True)
+def satisfy(w, wait, ready, count):
+    """One of step ``w``'s waits is over: it joins ``ready`` (``count`` long) once none is
+    left; returns the new count."""
+    wait[w] -= 1
+    if wait[w] == 0:
+        ready[count] = w
+        count += 1
+    return count

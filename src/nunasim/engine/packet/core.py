@@ -54,7 +54,7 @@ import numpy as np
 from nunasim.engine.jit import jit, unchecked
 from nunasim.engine.kernel.heap import SEQ_BITS, push_event
 from nunasim.engine.kernel.kinds import EGRESS, FLAG, LINK, LOAD, PLANE_OUT, STACK
-from nunasim.engine.kernel.ready import any_unfinished, initially_ready
+from nunasim.engine.kernel.ready import any_unfinished, initially_ready, satisfy
 from nunasim.engine.kernel.rows import (
     FLIT_PS,
     FLITS,
@@ -99,7 +99,6 @@ from nunasim.engine.packet.steps import (
     _enqueue,
     _finish_step,
     _line_delivered,
-    _satisfy,
     _touch,
 )
 
@@ -359,7 +358,7 @@ def _loop(inputs, outputs, state):
             # Timed releases are consumed in order beside the heap rather than pushed
             # onto it: open-loop traffic would otherwise fill the heap with every packet.
             t = timed_at[nxt]
-            nready = _satisfy(timed_step[nxt], wait, ready, nready)
+            nready = satisfy(timed_step[nxt], wait, ready, nready)
             nxt += 1
             events += 1
             continue
@@ -493,7 +492,7 @@ def _loop(inputs, outputs, state):
             msg_done[m] = t
             mk = msg_kind[m]
             if mk == FLAG:
-                nready = _satisfy(msg_target[m], wait, ready, nready)
+                nready = satisfy(msg_target[m], wait, ready, nready)
                 continue
             if mk <= LOAD:  # READ or LOAD: the data is back at the CU
                 cu = msg_cu[m]
@@ -525,7 +524,7 @@ def _loop(inputs, outputs, state):
                 arrival_left[a] -= 1
                 if arrival_left[a] == 0:
                     for k in range(release_start[a], release_start[a + 1]):
-                        nready = _satisfy(release[k], wait, ready, nready)
+                        nready = satisfy(release[k], wait, ready, nready)
         elif kind == EV_COMPUTE:
             lo = arg
             cu = msg_cu[lineop_msgs[lo, 1]]

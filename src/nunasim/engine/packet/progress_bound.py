@@ -36,6 +36,7 @@ import numpy as np
 
 from nunasim.engine.jit import jit
 from nunasim.engine.kernel.kinds import FLAG, LOAD
+from nunasim.engine.kernel.ready import initially_ready, satisfy
 from nunasim.engine.kernel.rows import FLITS, FREE_AT, LAT, OCC, ROUTE_POST, ROUTE_RES
 
 # Events between two checks of the bound, at least; a check reads every resource once, so
@@ -86,21 +87,13 @@ def step_tails(step_compute_ps, lineop_start, edge_start, released, delay):
     for x in range(released.shape[0]):
         waits[released[x]] += 1
     order = np.empty(steps, dtype=np.int64)
-    done = 0
-    for s in range(steps):
-        if waits[s] == 0:
-            order[done] = s
-            done += 1
+    done = initially_ready(waits, order)
     head = 0
     while head < done:
         s = order[head]
         head += 1
         for x in range(edge_start[s], edge_start[s + 1]):
-            w = released[x]
-            waits[w] -= 1
-            if waits[w] == 0:
-                order[done] = w
-                done += 1
+            done = satisfy(released[x], waits, order, done)
     after_end = np.zeros(steps, dtype=np.int64)
     after_start = np.zeros(steps, dtype=np.int64)
     for j in range(done - 1, -1, -1):  # a step in a cycle (it deadlocks) keeps 0

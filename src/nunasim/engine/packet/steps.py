@@ -8,6 +8,7 @@ numba's caches (see ``nunasim.engine.packet.events``).
 from __future__ import annotations
 
 from nunasim.engine.jit import jit
+from nunasim.engine.kernel.ready import satisfy
 from nunasim.engine.packet.credits import _append
 from nunasim.engine.packet.runs import push_run, start_route
 
@@ -30,16 +31,6 @@ def _enqueue(qhead, qtail, qnext, cu, first, end):
 
 
 @jit(inline=True)
-def _satisfy(w, wait, ready, nready):
-    """One of step ``w``'s waits is over; it becomes ready when none is left."""
-    wait[w] -= 1
-    if wait[w] == 0:
-        ready[nready] = w
-        nready += 1
-    return nready
-
-
-@jit(inline=True)
 def _finish_step(s, t, hk, hp, n, seq, nready, steps, runs):
     """Step ``s`` is done at ``t``: send its flags, release its successors. ``steps`` holds
     the step bookkeeping arrays (see ``run``), ``runs`` the event queue's runs."""
@@ -54,7 +45,7 @@ def _finish_step(s, t, hk, hp, n, seq, nready, steps, runs):
         n = push_run(hk, hp, n, t + msg_pre_ps[f], seq, f, issue_run[f], runs)
         seq += 1
     for k in range(succ_start[s], succ_start[s + 1]):
-        nready = _satisfy(succ[k], wait, ready, nready)
+        nready = satisfy(succ[k], wait, ready, nready)
     return n, seq, nready
 
 
