@@ -35,6 +35,7 @@ CASES = {
     "ag8-100m-1001": ("allgather", 8, "100MB", "NAP+NAR", 1001, "auto"),
     "ag8-10m-ua": ("allgather", 8, "10MB", "UA", None, "auto"),
     "a2a64-10m-1008-nap": ("alltoall", 64, "10MB", "NAP", 1008, "auto"),
+    "ar64-10m-1008-napnar": ("allreduce", 64, "10MB", "NAP+NAR", 1008, 8),
 }
 
 

@@ -11,8 +11,10 @@ the heaviest points are under-represented). Each point's search runs here from n
 point, the CPU seconds of the whole search, of preparing candidates (placement, lowering,
 lower bound) and of running them by verdict (``tried`` to the end, ``cut`` at the
 deadline, ``screened`` by a cheaper run: the flow engine's wider waves), its candidate
-counts, and its answer beside the shipped one, then the grid's estimate. ``--out`` writes
-the per-candidate costs as CSV.
+counts, and its answer beside the shipped one, then the grid's estimate, and what the
+winners alone cost (prepared and run to their end): the floor of any search that returns the
+exhaustive search's answer, which it must run, without knowing it beforehand. ``--out``
+writes the per-candidate costs as CSV.
 
 Searched cold, every point pays for building and proving its plans and working out their
 access sets and placement facts, which a sweep pays far less often: that work is kept per
@@ -93,6 +95,7 @@ def main() -> None:
     tbsearch.best_threadblocks(preset.fit(2).pod, "allgather", 4096, "NAP+NAR", gpus=2)
     chosen = range(len(SAMPLE)) if not args.points else list(map(int, args.points.split(",")))
     candidates, total_before, total_after, total_warm = [], 0.0, 0.0, 0.0
+    total_winner = 0.0  # what each search would cost had it known its answer
     warm_column = " warm CPU s |" if args.warm else ""
     print(
         f"| point | shipped s | CPU s |{warm_column} prepare | tried | cut | screened "
@@ -116,6 +119,11 @@ def main() -> None:
             v: sum(c.run_s for c in costs if c.verdict == v) for v in ("tried", "cut", "screened")
         }
         answer = (result.info.threadblocks, result.info.granularity, result.completion_ps)
+        winner = [
+            c for c in costs if c.verdict == "tried" and (c.threadblocks, c.domains) == answer[:2]
+        ]
+        assert len(winner) == 1, f"the winner {answer[:2]} is not one tried candidate"
+        total_winner += winner[0].prepare_s + winner[0].run_s
         was = (stored.get("threadblocks"), stored.get("granularity"), stored.get("completion_ps"))
         print(
             f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} |{warm}"
@@ -131,6 +139,13 @@ def main() -> None:
     print(
         f"\nsample: {total_before:.0f} s shipped, {total_after:.0f} s here; grid estimate "
         f"{estimate:,.0f} s of CPU ({estimate / 3600:.2f} h; shipped {GRID_SHIPPED_S:,} s)"
+    )
+    # The floor of a search that returns the exhaustive answer without knowing it: the
+    # winner must still be prepared and run to its end.
+    floor = POINTS_PER_SAMPLE * total_winner
+    print(
+        f"winners alone (prepared and run): {total_winner:.0f} s of the sample; a search "
+        f"that knew its answers: {floor:,.0f} s ({floor / 3600:.2f} h)"
     )
     if args.warm:
         plans_s = (total_after - total_warm) / len(chosen)  # a (collective, GPUs) pair's plans

@@ -3,6 +3,8 @@ properties are checked in milliseconds; the simulator itself is exercised in the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,6 +31,7 @@ from nunasim.experiments.llm_study import (
 )
 from nunasim.io.models import load_inference_settings, load_model
 from nunasim.io.presets import load_preset
+from nunasim.llm.operators import Step
 
 GRID = (4096, 65536, 1048576)
 
@@ -356,8 +359,16 @@ def test_within_the_grid_means_no_true_price_beyond_it_changes_the_choice(steps,
     from nunasim.llm.step_time import Breakdown
 
     def candidate(tokens, ps, beyond, bound):
+        most = tokens / (bound * 1e-12) if bound * 1e-12 > 0 else math.inf
         return Candidate(
-            Parallelism(1, 1, 1), tokens, 1, Breakdown(ps), tokens / (ps * 1e-12), beyond, bound
+            Parallelism(1, 1, 1),
+            tokens,
+            1,
+            Breakdown(ps),
+            tokens / (ps * 1e-12),
+            beyond,
+            bound,
+            most,
         )
 
     found = [candidate(n, t * 10**6, b, share * t * 10**6) for t, n, b, share, _ in steps]
@@ -397,13 +408,43 @@ def test_pricing_from_the_lowest_bound_up_chooses_what_pricing_everything_does(
     assert all(c in every for c in some)  # priced as the exhaustive search prices it
     chosen = choose(every, floor)
     assert choose(some, floor) == chosen
-    if chosen.meets(floor):  # left unpriced only what cannot be faster than the choice
-        assert all(c in some or c.lower_bound_ps > chosen.breakdown.total_ps for c in every)
+    # no pricing lifts a step above its throughput at its bound
+    assert all(c.may_meet(floor) for c in every if c.meets(floor))
+    if chosen.meets(floor):  # left unpriced only what cannot be faster, or meet the floor
+        assert all(
+            c in some or c.lower_bound_ps > chosen.breakdown.total_ps or not c.may_meet(floor)
+            for c in every
+        )
     else:
         assert some == every
     assert choice_within_grid(some, choose(some, floor), floor) == choice_within_grid(
         every, choose(every, floor), floor
     )
+
+
+def test_steps_too_small_for_the_floor_are_not_priced():
+    # Decode steps of a few sequences are fast but cannot reach the floor even at their
+    # bounds: the search leaves them unpriced (their points unsimulated) and still
+    # chooses what pricing every step chooses.
+    settings_ = load_inference_settings()
+    rates = rates_for(load_preset("nextgen-4die"), settings_)
+    grid = load_study().phases["decode"]
+    model, floor = load_model("mixtral-8x7b"), grid.min_tokens_per_s_per_gpu
+    every = candidates(model, 16, "decode", "UA", _timer(), grid, settings_, rates)
+    asked: list = []
+    some = contenders(Pricer(model, "UA", _timer(asked), settings_, rates), 16, "decode", grid)
+    chosen = choose(every, floor)
+    assert chosen.meets(floor) and choose(some, floor) == chosen
+    small = [c for c in every if c.lower_bound_ps <= chosen.breakdown.total_ps]
+    small = [c for c in small if not c.may_meet(floor)]
+    assert len(small) >= 5 and not any(c in some for c in small)
+    assert not any(c.meets(floor) for c in small)
+    # pricing them would have asked for points the search did not
+    extra: list = []
+    pricer = Pricer(model, "UA", _timer(extra), settings_, rates)
+    for c in small:
+        pricer.candidate(c.parallelism, Step("decode", c.batch, c.seq))
+    assert set(extra) - set(asked)
 
 
 def test_the_shipped_grid_reaches_every_collective_the_search_prices():

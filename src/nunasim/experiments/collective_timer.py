@@ -145,7 +145,7 @@ class CollectiveTimer:
                 row = self.cache.get(point_key(point, self.preset)) if self.cache else None
                 if row is None:
                     missing[key] = point
-                    return math.ceil(self.lower_bound_ps(kind, size, gpus))
+                    return math.ceil(self.lower_bound_ps(kind, size, gpus, configuration))
                 self.learn(key, row)
             return self.simulated[key]
 
@@ -197,9 +197,12 @@ class CollectiveTimer:
         wire bytes per GPU over every port of the GPU."""
         return wire_factor(kind, gpus) * PS_PER_S / self.injection_bandwidth
 
-    def lower_bound_ps(self, kind: str, size: int, gpus: int) -> float:
+    def lower_bound_ps(
+        self, kind: str, size: int, gpus: int, configuration: str | None = None
+    ) -> float:
         """No simulated run of the collective is faster: each GPU must put its wire bytes
-        through its ports (and an extrapolated time is never below it either)."""
+        through its ports (and an extrapolated time is never below it either). The bound
+        holds under every ``configuration``; a tighter one may depend on it."""
         return 0.0 if gpus == 1 else self.ideal_ps_per_byte(kind, gpus) * size
 
     def covers(self, size: int, gpus: int) -> bool:

@@ -143,9 +143,21 @@ class Candidate:
     # bandwidth: no pricing of the extrapolated ones can make the step faster than that.
     beyond_grid: bool = False
     lower_bound_ps: float = 0.0
+    # The throughput were the step as fast as its lower bound: no pricing exceeds it.
+    most_tokens_per_s: float = math.inf
 
     def meets(self, floor_per_gpu: float) -> bool:
         return self.tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+
+    def may_meet(self, floor_per_gpu: float) -> bool:
+        """Whether any pricing of the step's collectives may make it meet the floor."""
+        return self.most_tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+
+
+def throughput(par: Parallelism, step: Step, step_ps: float) -> float:
+    """Tokens per second of the pod running ``step`` under ``par`` in ``step_ps``."""
+    seconds = step_ps * SECONDS_PER_PS
+    return math.inf if seconds <= 0 else step.tokens * par.dp / seconds
 
 
 def fitting_steps(
@@ -200,7 +212,8 @@ class Pricer:
     def _bound(self, par: Parallelism, step: Step, calls: list[Call]) -> float:
         compute = step_compute_ps(self.model, step, par, self.settings, self.rates)
         return compute + sum(
-            c.count * self.timer.lower_bound_ps(c.kind, c.size, c.gpus) for c in calls
+            c.count * self.timer.lower_bound_ps(c.kind, c.size, c.gpus, self.configuration)
+            for c in calls
         )
 
     def candidate(self, par: Parallelism, step: Step) -> Candidate:
@@ -215,9 +228,17 @@ class Pricer:
         )
         calls = step_calls(self.model, step, par, self.settings)
         beyond = not all(timer.covers(c.size, c.gpus) for c in calls)
-        throughput = step.tokens * par.dp / (bd.total_ps * SECONDS_PER_PS)
         bound = self._bound(par, step, calls)
-        return Candidate(par, step.batch, step.seq, bd, throughput, beyond, bound)
+        return Candidate(
+            par,
+            step.batch,
+            step.seq,
+            bd,
+            throughput(par, step, bd.total_ps),
+            beyond,
+            bound,
+            throughput(par, step, bound),
+        )
 
 
 def candidates(
@@ -242,8 +263,11 @@ def contenders(pricer: Pricer, gpus: int, phase: str, grid: PhaseGrid) -> list[C
     """The candidates ``choose`` could pick, in the search's order: they are priced from
     the lowest lower bound up, and those whose bound exceeds the fastest step meeting the
     floor so far are never priced (they cannot be chosen), so the collectives of steps far
-    too slow to win are not simulated. ``choose`` picks from them what it picks from all
-    ``candidates``."""
+    too slow to win are not simulated. Nor are steps that are fast but too small: a step
+    whose throughput at its lower bound is below the floor cannot meet it, so it is
+    chosen only if no step meets the floor, and then every step is priced. ``choose``
+    picks from them what it picks from all ``candidates``."""
+    floor = grid.min_tokens_per_s_per_gpu
     steps = list(fitting_steps(pricer.model, gpus, phase, grid, pricer.settings))
     bounds = [pricer.lower_bound_ps(par, step) for par, step in steps]
     priced: dict[int, Candidate] = {}
@@ -251,8 +275,11 @@ def contenders(pricer: Pricer, gpus: int, phase: str, grid: PhaseGrid) -> list[C
     for i in sorted(range(len(steps)), key=bounds.__getitem__):
         if bounds[i] > fastest:
             break
+        par, step = steps[i]
+        if throughput(par, step, bounds[i]) < floor * par.gpus:  # as ``may_meet`` has it
+            continue
         priced[i] = pricer.candidate(*steps[i])
-        if priced[i].meets(grid.min_tokens_per_s_per_gpu):
+        if priced[i].meets(floor):
             fastest = min(fastest, priced[i].breakdown.total_ps)
     if math.isinf(fastest):  # none meets the floor: the highest throughput may be any
         for i, (par, step) in enumerate(steps):
@@ -274,13 +301,17 @@ def choose(found: list[Candidate], floor_per_gpu: float) -> Candidate:
 def choice_within_grid(found: list[Candidate], chosen: Candidate, floor_per_gpu: float) -> bool:
     """Whether ``choose`` picks ``chosen`` however the collectives beyond the simulated grid
     truly cost: its own step is priced from the grid, and every candidate priced by the
-    extrapolation is slower than it even with those collectives at full port bandwidth."""
+    extrapolation is slower than it even with those collectives at full port bandwidth, or
+    even then misses the throughput floor the choice meets."""
     if chosen.beyond_grid:
         return False
     beyond = [c for c in found if c.beyond_grid]
     if not chosen.meets(floor_per_gpu):
         return not beyond  # the highest throughput: any of them might have it
-    return all(c.lower_bound_ps > chosen.breakdown.total_ps for c in beyond)
+    return all(
+        c.lower_bound_ps > chosen.breakdown.total_ps or not c.may_meet(floor_per_gpu)
+        for c in beyond
+    )
 
 
 def best(
