@@ -147,11 +147,16 @@ class Candidate:
     most_tokens_per_s: float = math.inf
 
     def meets(self, floor_per_gpu: float) -> bool:
-        return self.tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+        return reaches(self.tokens_per_s, floor_per_gpu, self.parallelism)
 
     def may_meet(self, floor_per_gpu: float) -> bool:
         """Whether any pricing of the step's collectives may make it meet the floor."""
-        return self.most_tokens_per_s >= floor_per_gpu * self.parallelism.gpus
+        return reaches(self.most_tokens_per_s, floor_per_gpu, self.parallelism)
+
+
+def reaches(tokens_per_s: float, floor_per_gpu: float, par: Parallelism) -> bool:
+    """Whether the pod's throughput meets the floor for the GPUs ``par`` uses."""
+    return tokens_per_s >= floor_per_gpu * par.gpus
 
 
 def throughput(par: Parallelism, step: Step, step_ps: float) -> float:
@@ -276,7 +281,7 @@ def contenders(pricer: Pricer, gpus: int, phase: str, grid: PhaseGrid) -> list[C
         if bounds[i] > fastest:
             break
         par, step = steps[i]
-        if throughput(par, step, bounds[i]) < floor * par.gpus:  # as ``may_meet`` has it
+        if not reaches(throughput(par, step, bounds[i]), floor, par):  # ``may_meet``
             continue
         priced[i] = pricer.candidate(*steps[i])
         if priced[i].meets(floor):
