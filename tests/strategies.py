@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from nunasim.hardware import Die, Mesh, Pod, Port, Socket, Stack
@@ -17,6 +19,24 @@ def sockets(draw, max_width: int = 12, max_height: int = 8) -> Socket:
     dies = tuple(Die(bounds[i], 0, bounds[i + 1] - 1, height - 1) for i in range(len(bounds) - 1))
     router = st.integers(0, mesh.routers - 1)
     cu_routers = tuple(sorted(draw(st.sets(router, min_size=1))))
+    # The end dies may be I/O dies (no compute units; their links their own latency and
+    # width), when a compute unit is left elsewhere.
+    io_ends = draw(st.booleans()) and len(dies) > 2
+    io_routers = {
+        mesh.router(x, y)
+        for die in (dies[0], dies[-1])
+        for x in range(die.x0, die.x1 + 1)
+        for y in range(height)
+    }
+    if io_ends and set(cu_routers) - io_routers:
+        cu_routers = tuple(r for r in cu_routers if r not in io_routers)
+        dies = (replace(dies[0], kind="io"), *dies[1:-1], replace(dies[-1], kind="io"))
+        io = {
+            "io_crossing_cycles": draw(st.integers(0, 40)),
+            "io_link_bandwidth": draw(st.floats(1e10, 2e12)),
+        }
+    else:
+        io = {}
     stacks = tuple(
         Stack(r, draw(st.floats(1e11, 5e12)), draw(st.integers(0, 300_000)))
         for r in draw(st.lists(router, min_size=1, max_size=6))
@@ -41,6 +61,7 @@ def sockets(draw, max_width: int = 12, max_height: int = 8) -> Socket:
         page_bytes=4096,
         stacks=stacks,
         ports=tuple(ports),
+        **io,
     )
 
 

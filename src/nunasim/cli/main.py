@@ -42,6 +42,7 @@ COMMANDS = {
     "report": "nunasim.cli.report:report_command",
     "tune": "nunasim.cli.tune:tune_command",
     "cache": "nunasim.cli.cache:cache_group",
+    "calibrate": "nunasim.cli.calibrate:calibrate_command",
 }
 
 # Commands that run without the cyclic garbage collector when they are all the process does.

@@ -7,7 +7,7 @@ uses for it (``hbm.stacks[3]``), so a file loader only has to add the file name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 import numpy as np
@@ -17,18 +17,38 @@ from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
 from nunasim.units import cycles_to_ps, transfer_ps
 
 PORT_HASHES = ("xor-fold", "rotation")
+DIE_KINDS = ("compute", "io")
 PAGE_INTERLEAVES = ("listed", "die-first")
 FLOW_CONTROLS = ("none", "credit")
 
 
-@dataclass(frozen=True)
+def _repr_without(obj: object, neutral: dict[str, object]) -> str:
+    """The dataclass repr of ``obj`` without the fields that hold their ``neutral`` value.
+
+    Result caches key on a pod's repr: a field added to the model with a neutral default
+    (one that changes nothing) must leave every existing preset's key as it was."""
+    shown = [
+        f"{f.name}={getattr(obj, f.name)!r}"
+        for f in fields(obj)  # type: ignore[arg-type]
+        if f.repr and not (f.name in neutral and getattr(obj, f.name) == neutral[f.name])
+    ]
+    return f"{type(obj).__name__}({', '.join(shown)})"
+
+
+@dataclass(frozen=True, repr=False)
 class Die:
-    """A rectangle of routers, bounds inclusive."""
+    """A rectangle of routers, bounds inclusive. A ``compute`` die holds the compute units
+    (and whatever else the preset attaches to its routers); an ``io`` die holds none, only
+    I/O ports and its share of the NoC: Table 2's "2 x I/O" dies."""
 
     x0: int
     y0: int
     x1: int
     y1: int
+    kind: str = "compute"
+
+    def __repr__(self) -> str:
+        return _repr_without(self, {"kind": "compute"})
 
     def covers(self, x: int, y: int) -> bool:
         return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
@@ -108,7 +128,11 @@ class RouterPaths:
         return self.links[self.start[pair] : self.start[pair + 1]]
 
 
-@dataclass(frozen=True)
+# Socket fields added after results were first cached, with the value that changes nothing.
+_SOCKET_NEUTRAL: dict[str, object] = {"io_crossing_cycles": None, "io_link_bandwidth": None}
+
+
+@dataclass(frozen=True, repr=False)
 class Socket:
     mesh: Mesh
     dies: tuple[Die, ...]
@@ -140,9 +164,17 @@ class Socket:
     page_interleave: str = field(default="listed")
     # None: routers are folded into ``cycles_per_hop`` and the endpoints cost nothing.
     router: Router | None = field(default=None)
+    # Extra cycles on a link to or from an I/O die (None: ``die_crossing_cycles``, as any
+    # other die-to-die link), and such a link's bandwidth per direction (None: the mesh
+    # link's).
+    io_crossing_cycles: int | None = field(default=None)
+    io_link_bandwidth: float | None = field(default=None)
 
     def __post_init__(self) -> None:
         _validate(self)
+
+    def __repr__(self) -> str:
+        return _repr_without(self, _SOCKET_NEUTRAL)
 
     # --- counts and simple lookups ------------------------------------------------------
 
@@ -287,8 +319,39 @@ class Socket:
         src, dst = self.mesh.link_ends(link)
         return self.die_of_router[src] != self.die_of_router[dst]
 
+    def reaches_io_die(self, link: int) -> bool:
+        """Whether ``link`` joins an I/O die to another die."""
+        if not self.crosses_dies(link):
+            return False
+        return any(self.dies[self.die_of_router[r]].kind == "io" for r in self.mesh.link_ends(link))
+
+    @cached_property
+    def io_hop_ps(self) -> int:
+        """Zero-load time of one hop on a link to or from an I/O die."""
+        extra = self.io_crossing_cycles
+        if extra is None:
+            return self.crossing_hop_ps
+        return cycles_to_ps(self.cycles_per_hop + extra, self.noc_clock_hz)
+
     def link_latency_ps(self, link: int) -> int:
+        if self.reaches_io_die(link):
+            return self.io_hop_ps
         return self.crossing_hop_ps if self.crosses_dies(link) else self.hop_ps
+
+    @cached_property
+    def io_link_flit_ps(self) -> int:
+        """Serialisation of one line on a link to or from an I/O die."""
+        return transfer_ps(self.line_bytes, self.io_link_bandwidth or self.link_bandwidth)
+
+    @cached_property
+    def link_flits_ps(self) -> np.ndarray:
+        """The serialisation of one line on every link slot (slots off the mesh, which no
+        route uses, the mesh link's)."""
+        flit = np.full(self.mesh.link_slots, self.link_flit_ps, dtype=np.int64)
+        for link in self.mesh.links():
+            if self.reaches_io_die(link):
+                flit[link] = self.io_link_flit_ps
+        return _shared(flit)
 
     @cached_property
     def link_latencies_ps(self) -> np.ndarray:
@@ -415,6 +478,8 @@ def _validate(s: Socket) -> None:
                 if (x, y) in owner:
                     _fail(where, f"router ({x}, {y}) is already in dies[{owner[(x, y)]}]")
                 owner[(x, y)] = i
+        if die.kind not in DIE_KINDS:
+            _fail(f"{where}.kind", f"unknown die kind {die.kind!r} (known: {', '.join(DIE_KINDS)})")
     if not s.dies:
         _fail("dies", "a socket needs at least one die")
     missing = [(x, y) for y in range(mesh.height) for x in range(mesh.width) if (x, y) not in owner]
@@ -428,6 +493,10 @@ def _validate(s: Socket) -> None:
     for i, router in enumerate(s.cu_routers):
         if not 0 <= router < mesh.routers:
             _fail(f"compute.routers[{i}]", "router is off the mesh")
+        die = owner.get((router % mesh.width, router // mesh.width))
+        if die is not None and s.dies[die].kind == "io":
+            x, y = router % mesh.width, router // mesh.width
+            _fail(f"compute.routers[{i}]", f"router ({x}, {y}) is on an I/O die (dies[{die}])")
     _positive(s.cus_per_router, "compute.cus_per_router")
     _positive(s.outstanding_requests, "compute.outstanding_requests")
     _non_negative(s.l1_latency_ps, "compute.l1_latency")
@@ -442,6 +511,17 @@ def _validate(s: Socket) -> None:
     _positive(s.cycles_per_hop, "noc.cycles_per_hop")
     _non_negative(s.die_crossing_cycles, "noc.die_crossing_cycles")
     _positive(s.link_bandwidth, "noc.link_bandwidth")
+    if s.io_crossing_cycles is not None:
+        _non_negative(s.io_crossing_cycles, "noc.io_crossing_cycles")
+    if s.io_link_bandwidth is not None:
+        _positive(s.io_link_bandwidth, "noc.io_link_bandwidth")
+    has_io_die = any(d.kind == "io" for d in s.dies)
+    for key, value in (
+        ("io_crossing_cycles", s.io_crossing_cycles),
+        ("io_link_bandwidth", s.io_link_bandwidth),
+    ):
+        if value is not None and not has_io_die:
+            _fail(f"noc.{key}", "the socket has no I/O die (a die of kind: io) for it to apply to")
     if s.routing not in ROUTING_ORDERS:
         _fail("noc.routing", f"unknown routing {s.routing!r} (known: {', '.join(ROUTING_ORDERS)})")
 

@@ -4,8 +4,13 @@ The file format mirrors the dataclasses of ``nunasim.hardware`` (see the shipped
 ``nextgen-4die.yaml`` for a commented example). Every key is required unless stated below,
 every unknown key is refused, and every error names the file and the key path.
 
-Optional keys: ``description``; ``socket.compute.routers`` (default ``all``);
-``socket.noc.die_crossing_cycles`` (0); ``socket.noc.routing`` (``xy``);
+Optional keys: ``description``; ``socket.dies[i].kind`` (``compute``, the default, or
+``io``: a die with no compute units, Table 2's I/O dies); ``socket.compute.routers``
+(default ``all``: every router of a compute die);
+``socket.noc.die_crossing_cycles`` (0); ``socket.noc.io_crossing_cycles`` (default
+``die_crossing_cycles``: the extra cycles on a link to or from an I/O die);
+``socket.noc.io_link_bandwidth`` (default the mesh link's: such a link's bandwidth per
+direction); ``socket.noc.routing`` (``xy``);
 ``socket.hbm.stacks[i]`` may be ``[x, y]`` or
 ``{router: [x, y], bandwidth: ..., latency: ...}`` overriding the ``hbm`` defaults;
 ``socket.compute.threadblocks_per_cu`` (default: no limit); ``socket.port_hash``
@@ -299,13 +304,19 @@ def _socket(node: Node) -> Socket:
     for die_node in node.child("dies").items():
         x0, x1 = die_node.get("x", int_range)
         y0, y1 = die_node.get("y", int_range)
+        kind = die_node.get("kind", text, "compute")
         die_node.close()
-        dies.append(Die(x0, y0, x1, y1))
+        dies.append(Die(x0, y0, x1, y1, kind))
 
     compute = node.child("compute")
     routers_node = compute.child("routers", "all")
-    if routers_node.value == "all":
-        cu_routers = tuple(range(mesh.routers))
+    if routers_node.value == "all":  # every router of a compute die
+        io_dies = [d for d in dies if d.kind == "io"]
+        cu_routers = tuple(
+            r
+            for r in range(mesh.routers)
+            if not any(d.covers(r % mesh.width, r // mesh.width) for d in io_dies)
+        )
     else:
         cu_routers = tuple(_router(item, mesh) for item in routers_node.items())
     cus_per_router = _positive_int(compute, "cus_per_router")
@@ -337,6 +348,10 @@ def _socket(node: Node) -> Socket:
     check_cycles(noc, "cycles_per_hop", cycles, clock)
     crossing = noc.get("die_crossing_cycles", integer, 0)
     check_cycles(noc, "die_crossing_cycles", crossing, clock, plus=cycles)
+    io_crossing = None
+    if noc.has("io_crossing_cycles"):
+        io_crossing = noc.get("io_crossing_cycles", integer)
+        check_cycles(noc, "io_crossing_cycles", io_crossing, clock, plus=cycles)
     routing = noc.get("routing", text, "xy")
     given = [key for key in ("link_bandwidth", "bisection_bandwidth") if noc.has(key)]
     if len(given) != 1:
@@ -350,6 +365,7 @@ def _socket(node: Node) -> Socket:
         bisection = noc.get("bisection_bandwidth", _bandwidth)
         check_bandwidth(noc, "bisection_bandwidth", bisection, line, cut)
         link_bw = bisection / cut
+    io_link_bw = _channel(noc, "io_link_bandwidth", line) if noc.has("io_link_bandwidth") else None
     microarchitecture = (
         _router_block(noc.child("router"), clock, cycles, line) if noc.has("router") else None
     )
@@ -419,6 +435,8 @@ def _socket(node: Node) -> Socket:
             port_hash=port_hash,
             page_interleave=interleave,
             router=microarchitecture,
+            io_crossing_cycles=io_crossing,
+            io_link_bandwidth=io_link_bw,
         )
     except ConfigError as exc:
         raise exc.located(node.source, node.path) from None

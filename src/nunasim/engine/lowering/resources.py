@@ -80,7 +80,7 @@ def build_resources(pod: Pod, numbering: ResourceNumbering) -> Resources:
     stack_flit = [transfer_ps(socket.line_bytes, s.bandwidth) for s in socket.stacks]
     # (occupancy, latency) of each resource of one GPU, by kind
     one_gpu = {
-        LINK: (socket.link_flit_ps, socket.link_latencies_ps),
+        LINK: (socket.link_flits_ps, socket.link_latencies_ps),
         EGRESS: (pod.port_flit_ps, pod.port_flit_ps),
         PLANE_OUT: (pod.port_flit_ps, 0),
         STACK: (stack_flit, [s.latency_ps for s in socket.stacks]),

@@ -52,13 +52,8 @@ def resource_flit_ps(socket: Socket) -> np.ndarray:
     """One flit's time on every resource of the run (numbered as by ``noc_resources``): the
     links, then the injection and the ejection channels at their widths."""
     n = socket.mesh.routers
-    return np.repeat(
-        np.array(
-            [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps],
-            dtype=np.int64,
-        ),
-        [socket.mesh.link_slots, n, n],
-    )
+    endpoints = np.array([socket.injection_flit_ps, socket.ejection_flit_ps], dtype=np.int64)
+    return np.concatenate([socket.link_flits_ps, np.repeat(endpoints, [n, n])])
 
 
 def resource_flits_per_cycle(socket: Socket) -> np.ndarray:

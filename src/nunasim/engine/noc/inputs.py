@@ -29,9 +29,7 @@ def noc_resources(socket: Socket, packet_flits: int) -> np.ndarray:
     VCs of ``buffer_flits`` each."""
     mesh = socket.mesh
     ports = mesh.routers
-    counts = [mesh.link_slots, ports, ports]
-    flit_ps = [socket.link_flit_ps, socket.injection_flit_ps, socket.ejection_flit_ps]
-    occ = packet_flits * np.repeat(np.array(flit_ps, dtype=np.int64), counts)
+    occ = packet_flits * resource_flit_ps(socket)
     lat = np.concatenate(
         [
             socket.link_latencies_ps,
