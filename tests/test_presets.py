@@ -26,6 +26,7 @@ def test_builtin_presets():
         "monolithic",
         "nextgen-2die",
         "nextgen-4die",
+        "nextgen-4die-calibrated",
         "nextgen-4die-io",
         "nextgen-4die-vc",
     ]
