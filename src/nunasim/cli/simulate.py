@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -23,16 +24,19 @@ from nunasim.cli.options import (
     seed_option,
 )
 from nunasim.cli.progress import run_progress
-from nunasim.collectives.builtins import COLLECTIVES
+from nunasim.collectives.builtins import COLLECTIVES, is_builtin_name
 from nunasim.engine.base import AUTO, ENGINES
+from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
-from nunasim.experiments.sweep import Point, run_point
+from nunasim.experiments.plan_search import PlanReport, plan_report
+from nunasim.experiments.sweep import Point, point_search, run_point
 from nunasim.experiments.tbsearch import MAX_SEARCH_THREADS, default_threads
+from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
 from nunasim.io.results import check_table_path, write_table
 from nunasim.io.workloads import load_gemm_tile
 from nunasim.scenario import Configuration
-from nunasim.units import format_size, parse_size
+from nunasim.units import PS_PER_NS, format_size, parse_size
 
 
 def _refuse_what_the_plan_fixes() -> None:
@@ -61,7 +65,16 @@ def _refuse_what_the_plan_fixes() -> None:
 @click.option("--gpus", type=int, default=8, show_default=True)
 @config_option
 @click.option(
-    "--nar", default="auto", show_default=True, help="NAR domains (a valid granularity) or 'auto'."
+    "--nar",
+    default="auto",
+    show_default=True,
+    help="NAR domains (a valid granularity) or 'auto': a built-in's granularity comes from "
+    "the threadblock search (--tbs auto); a --plan file's is searched by simulation "
+    "(without a background GEMM), every granularity auto may use run to its end and the "
+    "fastest kept, and the output gives "
+    "each one's completion, the winner's speedup over the runner-up, the estimate's pick "
+    "and baseline routing (1 domain), and UA's run of the plan (one more run): where UA is "
+    "faster, the resource measured to be busier (or queue longer) than under UA.",
 )
 @click.option(
     "--tbs",
@@ -74,7 +87,8 @@ def _refuse_what_the_plan_fixes() -> None:
     "--plan",
     "plan_file",
     default=None,
-    help="An MSCCL XML or MSCCL++ JSON plan instead of a built-in.",
+    help="An MSCCL XML or MSCCL++ JSON plan instead of a built-in (its threadblocks are "
+    "its own; see --nar for its granularity).",
 )
 @seed_option
 @click.option(
@@ -190,10 +204,10 @@ def simulate_command(
     # log a line every PLAIN_EVERY_S (none for a quicker run); nothing when --json goes to
     # a pipe (the caller reads the output, not the progress).
     if as_json and not sys.stdout.isatty() and not sys.stderr.isatty():
-        result = run_point(point, preset, threads=threads)
+        result, report = _run(point, preset, None, threads)
     else:
         with run_progress("simulate", counting=False, first="placing") as progress:
-            result = run_point(point, preset, progress, threads)
+            result, report = _run(point, preset, progress, threads)
     granularity = result.info.granularity
     plan_name, nbytes = result.info.plan, point.size
     pod = preset.fit(result.info.gpus).pod
@@ -231,6 +245,8 @@ def simulate_command(
         write_table(result.stores, stores_path)
     if resources_path is not None:
         write_table(result.resources, resources_path)
+    if report is not None:
+        summary.update(report.summary())
     if as_json:
         click.echo(json.dumps(summary))
         return
@@ -246,3 +262,40 @@ def simulate_command(
         f"  engine         {summary['engine']}: {summary['events']} events in "
         f"{summary['wall_s']:.3f} s"
     )
+    if report is not None:
+        click.echo(_describe_report(report, background=gemm_tiles > 0))
+
+
+def _run(
+    point: Point, preset: Preset, progress: Callable[[str], None] | None, threads: int
+) -> tuple[SimResult, PlanReport | None]:
+    """The point's run and, for a plan file whose granularity was searched, its report."""
+    result = run_point(point, preset, progress, threads)
+    best = point_search(point, preset) if not is_builtin_name(point.plan) else None
+    if best is None:
+        return result, None
+    return result, plan_report(point, preset, best, result, progress)  # the search is cached
+
+
+def _describe_report(report: PlanReport, background: bool = False) -> str:
+    """The granularity search's lines and the comparison with UA (``background``: the runs
+    have a GEMM beside them, which the search's runs had not)."""
+    search = report.search
+    tried = ", ".join(f"{g}: {ps / PS_PER_NS:,.1f}" for g, ps in search.completions.items())
+    gains = [
+        (f"runner-up {search.runner_up}", search.speedup_over(search.runner_up)),
+        (f"the estimate's {search.estimated}", search.speedup_over(search.estimated)),
+        ("baseline routing (1)", search.speedup_over(1)),
+    ]
+    over = ", ".join(f"{x:.3f}x over {name}" for name, x in gains if x is not None)
+    reference = report.reference.completion_ps / PS_PER_NS
+    lines = [
+        f"  granularity    {search.winner} domains, the fastest of every granularity "
+        f"simulated ({tried} ns{', without the GEMM' if background else ''})",
+        f"  speedup        {over or 'one granularity to try'}",
+        f"  against UA     UA {reference:,.1f} ns: {report.speedup:.3f}x",
+    ]
+    if report.speedup < 1:
+        measured = "no resource is busier or queues longer than under UA"
+        lines.append(f"  slower, since  {report.cause.describe() if report.cause else measured}")
+    return "\n".join(lines)

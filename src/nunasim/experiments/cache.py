@@ -107,6 +107,8 @@ def point_key(point: Any, preset: Preset) -> str:
         content[field.name] = repr(value)
     if not is_builtin_name(point.plan):
         content["plan_bytes"] = _file_digest(Path(point.plan))
+        if point.searched:  # once the estimate's granularity, now the simulated best
+            content["granularity_search"] = "simulated"
     if any(protocol.data_polled for protocol in point_plan(point).protocols):
         # Placement charges a CU a step's wire lines (twice LL's data lines) since then.
         content["cu_demand"] = "wire lines"

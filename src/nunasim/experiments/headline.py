@@ -59,7 +59,8 @@ def run_headline(
 ) -> Headline:
     """``plan_name`` names a built-in or a plan file; a built-in without ``tbs=`` runs each
     configuration with its best-performing threadblock count (``best_threadblocks``), a
-    file or a ``tbs=`` with its own."""
+    file or a ``tbs=`` with its own (a file at its best granularity, searched by
+    simulation: ``Point``)."""
     searched = is_builtin_name(plan_name) and "tbs=" not in plan_name
     grid = {
         "plan": plan_name,

@@ -82,10 +82,14 @@ class SearchRuns:
     compiled loops release the GIL). A run started before the runs ahead of it ended has
     only the best known then as its deadline; once they have settled it is judged against
     their best, as the one-at-a-time search would have judged it: the answer, ``tried``,
-    ``skipped`` and ``cut`` do not depend on ``threads``."""
+    ``skipped`` and ``cut`` do not depend on ``threads``.
 
-    def __init__(self, threads: int) -> None:
+    With ``to_the_end`` no candidate is skipped, cut or screened: every one runs to its
+    end, so ``tried`` has every completion (a search whose report compares them all)."""
+
+    def __init__(self, threads: int, to_the_end: bool = False) -> None:
         self.threads = threads
+        self.to_the_end = to_the_end
         self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
         self.pending: deque[Candidate] = deque()  # in flight, in candidate order
         self.tried: list[tuple[int, int, int]] = []
@@ -111,11 +115,12 @@ class SearchRuns:
 
     def _beaten(self, candidate: Candidate) -> bool:
         # The best only improves as runs end, so a bound it beats now stays beaten.
-        return not self._wins(candidate.bound, candidate.rank)
+        return not self.to_the_end and not self._wins(candidate.bound, candidate.rank)
 
     def deadline(self) -> int | None:
-        """A run that passes this time unfinished cannot win (the best only improves)."""
-        return None if self.best is None else self.best[1].completion_ps
+        """A run that passes this time unfinished cannot win (the best only improves);
+        None while there is no best, and always with ``to_the_end``."""
+        return None if self.best is None or self.to_the_end else self.best[1].completion_ps
 
     def offer(
         self,

@@ -58,9 +58,12 @@ class Point:
     a plan file. ``gpus`` and ``threadblocks`` (per GPU) replace a built-in's; ``None``
     keeps the plan's own, and ``threadblocks="auto"`` runs the built-in at its
     best-performing count (and, with granularity ``auto``, its best granularity), searched
-    without the background GEMM: the collective's own choice. ``search`` is that search's
-    (``tbsearch.SEARCHES``); where it cannot change the answer (a count given, or one
-    granularity to try) it is ``staged``, so such a point is one point whichever is asked.
+    without the background GEMM: the collective's own choice. A plan file fixes its
+    threadblocks; with granularity ``auto`` (and domains to use) it runs at its
+    best granularity, found by simulating each (``best_threadblocks``), also without the
+    GEMM. ``search`` is that search's (``tbsearch.SEARCHES``); where it cannot change the
+    answer (a count given, or one granularity to try) it is ``staged``, so such a point is
+    one point whichever is asked.
     """
 
     plan: str
@@ -89,6 +92,19 @@ class Point:
         given = self.gpus is not None or count is not None
         if given and not is_builtin_name(self.plan) and Path(self.plan).is_file():
             raise ConfigError("a plan file fixes its own GPUs and threadblocks", source=self.plan)
+
+    @property
+    def searched(self) -> bool:
+        """Whether the point runs at a search's answer: a built-in's best threadblock count,
+        or a plan file's best granularity (``Point``)."""
+        if self.threadblocks == "auto":
+            return True
+        configuration = self.configuration
+        return (
+            not is_builtin_name(self.plan)
+            and configuration.granularity == "auto"
+            and configuration.uses_domains
+        )
 
     def base_plan(self) -> Plan:
         """The plan, at the point's threadblock count when it gives one."""
@@ -139,10 +155,10 @@ def _values(value: Any) -> list[Any]:
 
 
 def point_scenario(point: Point, preset: Preset, progress: Progress | None = None) -> Scenario:
-    """The scenario ``point`` runs: with ``threadblocks="auto"``, the plan (and, with
+    """The scenario ``point`` runs: where it is ``searched``, the plan (and, with
     granularity ``auto``, the granularity) of the fastest run of the search."""
     plan, granularity = point.base_plan(), point.configuration.granularity
-    if point.threadblocks == "auto":
+    if point.searched:
         best = _search(point, preset, progress)
         plan = best.plan
         granularity = best.granularity if granularity == "auto" else granularity
@@ -166,11 +182,19 @@ def run_point(
     """Run ``point`` on ``preset`` (its pod grown to the plan's GPUs). ``threads``: runs of
     a threadblock search that may go on at once beside its preparation (``best_threadblocks``;
     0, as in a sweep whose points already fill the cores: one at a time)."""
-    if point.threadblocks == "auto" and not point.gemm_tiles:
+    if point.searched and not point.gemm_tiles:
         return _search(point, preset, progress, threads).result  # the search ran it already
     if progress:
         progress(point.describe())
     return point_scenario(point, preset, progress).run()
+
+
+def point_search(
+    point: Point, preset: Preset, progress: Progress | None = None, threads: int = 0
+) -> BestRun | None:
+    """The search a ``searched`` point runs at (the same run ``run_point`` reports: searches
+    are cached per process), or None for a point that is not searched."""
+    return _search(point, preset, progress, threads) if point.searched else None
 
 
 def _search(point: Point, preset: Preset, progress: Progress | None, threads: int = 0) -> BestRun:

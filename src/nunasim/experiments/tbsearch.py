@@ -48,6 +48,12 @@ With ``granularity="auto"`` there are two searches (``SEARCHES``):
   it costs 2-5 times the staged search (measured on Fig. 9's grid).
 
 A configuration with one granularity (no domains, or a granularity given) has one search.
+
+A plan file fixes its threadblocks, so its search is the granularity round alone: the
+estimate's granularity, then every other one ``auto`` may use, each run to its end (no
+bound, deadline or screen rules one out), so that the report has every granularity's
+completion (``BestRun.tried``), not just the winner's; there are at most
+``len(auto_granularities)`` runs.
 Results are cached per process, keyed by everything that decides the run.
 """
 
@@ -58,13 +64,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from nunasim.collectives.builtins import builtin_plan
+from nunasim.collectives.builtins import builtin_plan, is_builtin_name
 from nunasim.collectives.plan import Plan
 from nunasim.engine.base import PreparedRun
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.experiments.search_runs import CandidateCost, Screened, SearchRuns, never_run
 from nunasim.hardware import Pod
+from nunasim.io.plans import load_plan
 from nunasim.mapping.placement import Placement
 from nunasim.policies.place import auto_granularities
 from nunasim.scenario import Configuration, Scenario, as_configuration
@@ -119,6 +126,9 @@ class BestRun:
     # not run: (threadblocks per GPU, domains, deadline ps), judged by its engine's screen
     # (``PreparedRun.screen``) to complete after the best completion found before it
     screened: tuple[tuple[int, int, int], ...] = ()
+    # the granularity the placement policy's estimate picked at the best count, where the
+    # staged search's granularity round ran (None: it did not)
+    estimated: int | None = None
 
     @property
     def threadblocks(self) -> int:
@@ -145,10 +155,12 @@ def best_threadblocks(
     search: str = "staged",
 ) -> BestRun:
     """The fastest run of the built-in ``plan_name`` (on ``gpus`` GPUs when given) over the
-    candidate threadblock counts, which replace any ``tbs=`` of the name; ``granularity``,
-    when given, replaces the configuration's. ``threads``: runs that may go on at once in
-    other threads while this one prepares the next candidates (0: one at a time, here);
-    the answer is the same. ``search``: ``staged`` or ``joint`` (see the module's text)."""
+    candidate threadblock counts, which replace any ``tbs=`` of the name; or, for a plan
+    file, over the granularities alone, each run to its end (see the module's text).
+    ``granularity``, when given, replaces the configuration's. ``threads``: runs that may
+    go on at once in other threads while this one prepares the next candidates (0: one at
+    a time, here); the answer is the same. ``search``: ``staged`` or ``joint`` (see the
+    module's text)."""
     if search not in SEARCHES:
         raise ConfigError(f"unknown search {search!r} (known: {', '.join(SEARCHES)})")
     configuration = as_configuration(config, granularity)
@@ -157,8 +169,11 @@ def best_threadblocks(
     key = (pod, plan_name, gpus, size, configuration, seed, layout, engine, joint)
     if key in _CACHE:
         return _CACHE[key]
-    base = builtin_plan(plan_name, gpus=gpus)
-    runs = SearchRuns(threads)
+    fixed = not is_builtin_name(plan_name)  # a plan file: its threadblocks are its own
+    if fixed and gpus is not None:
+        raise ConfigError("a plan file fixes its own GPUs", source=plan_name)
+    base = load_plan(plan_name) if fixed else builtin_plan(plan_name, gpus=gpus)
+    runs = SearchRuns(threads, to_the_end=fixed)
 
     def prepare(plan: Plan, domains: int | str) -> tuple[Placement, PreparedRun, float]:
         started = time.thread_time()
@@ -257,6 +272,7 @@ def best_threadblocks(
         # Every other granularity ``auto`` may use, at the best count.
         # They rank after every count, in ``auto_granularities``'s order.
         plan, _, chosen = best
+        estimated[:] = [chosen]
         ranked = [
             (rank, domains)
             for rank, domains in enumerate(auto_granularities(pod.socket), start=len(counts))
@@ -271,14 +287,15 @@ def best_threadblocks(
             attempt(plan, known.granularity, rank, plan if speculative else None, known)
             del known
 
-    counts = candidate_counts(base.ngpus)
+    counts = (base.threadblocks_per_gpu[0],) if fixed else candidate_counts(base.ngpus)
+    estimated: list[int] = []  # the estimate's granularity at the best count
     # The joint search runs every granularity at every count; ranks follow the exhaustive
     # order, count by count, so that the first of equally fast runs wins.
     granularities = auto_granularities(pod.socket) if joint else (configuration.granularity,)
     try:
         for rank in reversed(range(len(counts))):  # the largest first: see the module
             try:
-                plan = builtin_plan(plan_name, gpus=gpus, tbs=counts[rank])
+                plan = base if fixed else builtin_plan(plan_name, gpus=gpus, tbs=counts[rank])
             except ConfigError:  # a count the algorithm cannot split its work over
                 continue
             for index, domains in enumerate(granularities):
@@ -309,6 +326,7 @@ def best_threadblocks(
         tuple(runs.cut),
         tuple(runs.costs),
         tuple(runs.screened),
+        estimated[0] if estimated else None,
     )
     _CACHE[key] = found
     return found
