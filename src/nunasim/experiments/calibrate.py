@@ -34,10 +34,11 @@ from nunasim.experiments.headline import run_headline
 from nunasim.experiments.tbsearch import best_threadblocks
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset, load_yaml, parse_preset
+from nunasim.units import parse_size, ps_to_ns
 
 HEADLINE_PLAN = "allgather:direct:gpus=8"
-HEADLINE_SIZE = 1_000_000
-SMALL_SIZE = 100_000
+HEADLINE_SIZE = parse_size("1MB")
+SMALL_SIZE = parse_size("100kB")
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ def zero_load_claims(preset: Preset) -> dict[str, float]:
         "s1-transfer-mean": float(total.mean() / total.min()),
         "s1-noc-worst": float(noc.max() / noc.min()),
         "s1-noc-mean": float(noc.mean() / noc.min()),
-        "s313-noc-max": float(write.max() / 1000),
+        "s313-noc-max": ps_to_ns(float(write.max())),
     }
 
 

@@ -7,12 +7,13 @@ uses for it (``hbm.stacks[3]``), so a file loader only has to add the file name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from nunasim.errors import ConfigError
+from nunasim.hardware.keyed_repr import repr_without
 from nunasim.hardware.mesh import ROUTING_ORDERS, Mesh
 from nunasim.units import cycles_to_ps, transfer_ps
 
@@ -20,19 +21,6 @@ PORT_HASHES = ("xor-fold", "rotation")
 DIE_KINDS = ("compute", "io")
 PAGE_INTERLEAVES = ("listed", "die-first")
 FLOW_CONTROLS = ("none", "credit")
-
-
-def _repr_without(obj: object, neutral: dict[str, object]) -> str:
-    """The dataclass repr of ``obj`` without the fields that hold their ``neutral`` value.
-
-    Result caches key on a pod's repr: a field added to the model with a neutral default
-    (one that changes nothing) must leave every existing preset's key as it was."""
-    shown = [
-        f"{f.name}={getattr(obj, f.name)!r}"
-        for f in fields(obj)  # type: ignore[arg-type]
-        if f.repr and not (f.name in neutral and getattr(obj, f.name) == neutral[f.name])
-    ]
-    return f"{type(obj).__name__}({', '.join(shown)})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -48,7 +36,7 @@ class Die:
     kind: str = "compute"
 
     def __repr__(self) -> str:
-        return _repr_without(self, {"kind": "compute"})
+        return repr_without(self, {"kind": "compute"})
 
     def covers(self, x: int, y: int) -> bool:
         return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
@@ -174,7 +162,7 @@ class Socket:
         _validate(self)
 
     def __repr__(self) -> str:
-        return _repr_without(self, _SOCKET_NEUTRAL)
+        return repr_without(self, _SOCKET_NEUTRAL)
 
     # --- counts and simple lookups ------------------------------------------------------
 
