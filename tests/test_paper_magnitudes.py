@@ -1,6 +1,7 @@
 """The paper's numbers, not only its directions: every claim ``paper.yaml`` gives a number
 for, as ``nunasim reproduce all`` judges it from the points the package ships (its
-tolerance: 15 % for a speedup, ratio or percent change, 10 % for a latency). Where ours is
+tolerance: a speedup's or a ratio's gain within 25 % of the paper's gain, a percent change
+within 25 %, a latency within 10 %; ``figures.common.verdict``). Where ours is
 outside it the test is an expected failure, strict, with the measured cause, so a change
 that brings a claim within its tolerance has to say so here
 (``tests/test_paper_claims.py`` asserts the directions)."""
@@ -24,6 +25,11 @@ PREFILL_SHARE = (
 )
 # (figure, claim id) -> why ours is outside the paper's tolerance, as measured.
 OUTSIDE = {
+    ("fig12", "small-speedup"): (
+        "1.276x at 1 MB, a gain of 0.55 of the paper's 0.5 (1.418x at 100 kB is within): "
+        "every transfer pays the plane, stack and L1 latencies NUNA does not touch "
+        "(docs/reproduction.md, Fig. 9)"
+    ),
     ("fig12", "large-speedup"): (
         "1.32x at 100 MB: beyond 10 MB the mesh saturates before the network "
         "(docs/reproduction.md, Fig. 12)"
@@ -38,6 +44,11 @@ OUTSIDE = {
     ("fig15", "ttft-mean"): PREFILL_SHARE,
     ("fig15", "ttft-max"): PREFILL_SHARE,
     ("fig15", "tpot-max"): "-20.8 %: decode's collectives gain 1.26x, not 1.56x (below)",
+    ("fig15", "prefill-collectives"): (
+        "1.19x, a gain of 0.61 of the paper's: 65 % of prefill's communication is 10-100 MB "
+        "collectives, where the mesh bounds both configurations and NAP+NAR gains 1.11x "
+        "(docs/llm.md)"
+    ),
     ("fig15", "decode-collectives"): (
         "1.26x: a direct 100 kB All-Gather's critical path pays about 2.3 us NUNA cannot "
         "touch (plane, stack and L1 for data, acknowledgement and flag), so even a "
