@@ -139,3 +139,9 @@ def test_the_rules_words_name_every_kind_and_the_example():
     assert "1.375x to 1.625x" in text and "gain" in text and "10 %" in text
     for words in ("speedup", "ratio", "percent change", "share", "decay", "latency"):
         assert words in text
+
+
+def test_fig12s_decay_in_paper_yaml_is_a_tenth_to_a_fifth_of_the_gain_kept():
+    (low, high), kind, tolerance = claim_numbers("fig12")["decay"]
+    assert kind == "decay" and tolerance == 0.25
+    assert (low, high) == pytest.approx((0.1 / 0.9, 0.1 / 0.5))
