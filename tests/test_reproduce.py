@@ -262,7 +262,7 @@ def test_the_report_keeps_the_template_and_fills_what_ran(tmp_path):
 
     count = claims_count(tmp_path)
     assert count.startswith("Generated: on `nextgen-4die`, **0 of the 3 claims with a number")
-    assert "(Fig. 12 0 of 3)" in count and tolerance_text() in count
+    assert "(Fig. 12: 0 of 3)" in count and tolerance_text() in count
     assert "{{claims}}" not in render_report(tmp_path, "{{claims}}\n")
     assert claims_count(tmp_path / "none") == "*No figure with numbered claims reproduced yet.*"
 

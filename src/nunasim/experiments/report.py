@@ -122,7 +122,7 @@ def claims_count(folder: Path) -> str:
         presets.add(json.loads((here / "run.json").read_text(encoding="utf-8"))["preset"])
         held, count = numbered_tally(name, read_claims(here / "paper.csv"))
         if count:
-            parts.append(f"Fig. {name.removeprefix('fig')} {held} of {count}")
+            parts.append(f"Fig. {name.removeprefix('fig')}: {held} of {count}")
             holding, numbered = holding + held, numbered + count
     if not numbered:
         return "*No figure with numbered claims reproduced yet.*"
