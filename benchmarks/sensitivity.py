@@ -19,13 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
-from nunasim.experiments.figures.common import claim_numbers, paper_data
+from nunasim.experiments.figures.common import claim_numbers
 from nunasim.experiments.headline import paper_fig10_ns, run_headline
 from nunasim.experiments.tbsearch import best_threadblocks
+from nunasim.hardware.summary import transfer_spread
 from nunasim.io.presets import load_preset
 
 BASE = "nextgen-4die"
@@ -45,10 +45,10 @@ VARIANTS = {
 def paper_numbers() -> dict[str, float]:
     """The paper's figure for each claim, printed beside nunasim's (nothing is computed
     from them), from the package's ``paper.yaml``: Fig. 10 (section 6.2), the low end of
-    Fig. 12's 1.5-1.9x for both sizes, and section 1's ratios."""
+    Fig. 12's 1.5-1.9x for both sizes, and section 1's ratios (judged under Fig. 10)."""
     fig10 = paper_fig10_ns()
     (speedup, _), _, _ = claim_numbers("fig12")["small-speedup"]
-    section1 = paper_data()["section1"]
+    ratios = {claim: low for claim, ((low, _), _, _) in claim_numbers("fig10").items()}
     return {
         "UA mean ns": fig10["UA"][0],
         "UA max ns": fig10["UA"][1],
@@ -56,10 +56,10 @@ def paper_numbers() -> dict[str, float]:
         "NAP+NAR max ns": fig10["NAP+NAR"][1],
         "speedup 100 kB": speedup,
         "speedup 1 MB": speedup,
-        "transfer worst/best": section1["transfer"]["worst_over_best"],
-        "transfer mean/best": section1["transfer"]["mean_over_best"],
-        "NoC worst/best": section1["noc"]["worst_over_best"],
-        "NoC mean/best": section1["noc"]["mean_over_best"],
+        "transfer worst/best": ratios["transfer-worst-over-best"],
+        "transfer mean/best": ratios["transfer-mean-over-best"],
+        "NoC worst/best": ratios["noc-worst-over-best"],
+        "NoC mean/best": ratios["noc-mean-over-best"],
     }
 
 
@@ -74,30 +74,6 @@ def variant_preset(changes: dict, folder: Path):
     path = folder / "variant.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_preset(str(path))
-
-
-def transfer_ratios(preset) -> dict[str, float]:
-    """Section 1's zero-load ratios over every transfer of Fig. 1: a CU reads a line from a
-    local stack (there and back), then stores it through a port to a remote stack (at the
-    ingress port of the same router); over every CU router, stack, port router and remote
-    stack, the worst and mean over the best, of the whole transfer and of its NoC part."""
-    pod, socket = preset.pod, preset.socket
-    latency = socket.router_paths.latency_ps.astype(float)
-    cus = np.unique(socket.router_of_cu)
-    stacks, ports = socket.stack_routers, np.unique(socket.port_routers)
-    read = 2 * latency[np.ix_(cus, stacks)]  # [CU router, stack]
-    out = latency[np.ix_(cus, ports)]  # [CU router, port router]
-    land = latency[np.ix_(ports, stacks)]  # [port router, remote stack]
-    noc = read[:, :, None, None] + out[:, None, :, None] + land[None, None, :, :]
-    memory = socket.stacks[0].latency_ps
-    fixed = socket.l1_latency_ps + memory + pod.store_trip(0, memory).total_ps
-    total = noc + fixed
-    return {
-        "transfer worst/best": total.max() / total.min(),
-        "transfer mean/best": total.mean() / total.min(),
-        "NoC worst/best": noc.max() / noc.min(),
-        "NoC mean/best": noc.mean() / noc.min(),
-    }
 
 
 def measure(preset) -> dict[str, float]:
@@ -116,7 +92,7 @@ def measure(preset) -> dict[str, float]:
         for c in ("UA", "NAP+NAR")
     }
     found["speedup 100 kB"] = small["UA"] / small["NAP+NAR"]
-    return {**found, **transfer_ratios(preset)}
+    return {**found, **transfer_spread(preset).ratios()}
 
 
 def main() -> None:

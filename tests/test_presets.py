@@ -429,3 +429,56 @@ def test_summary_of_random_pods(pod):
     assert summary.cu_to_port.best <= summary.cu_to_port.average <= summary.cu_to_port.worst
     assert summary.port_bandwidth_total == pytest.approx(len(pod.socket.ports) * pod.port_bandwidth)
     assert summary.bisection_links == pod.socket.mesh.bisection_links()
+
+
+def _transfers_one_by_one(pod) -> tuple[list[int], list[int]]:
+    """Every Fig. 1 transfer's NoC part and whole time (ps), one combination at a time: the
+    local read (there and back, its stack's access and the L1 crossing) then the store's
+    own zero-load trip (``Pod.store_trip_at``)."""
+    socket = pod.socket
+    cus = sorted(set(int(r) for r in socket.router_of_cu))
+    ports = {}
+    for index, port in enumerate(socket.ports):
+        ports.setdefault(port.router, index)  # one port per router: the same paths
+    noc, total = [], []
+    for cu in cus:
+        for local in socket.stacks:
+            read = 2 * socket.path_latency_ps(cu, local.router)
+            for port in ports.values():
+                for stack in range(len(socket.stacks)):
+                    trip = pod.store_trip_at(cu, port, stack)
+                    noc.append(read + trip.noc_ps)
+                    total.append(socket.l1_latency_ps + read + local.latency_ps + trip.total_ps)
+    return noc, total
+
+
+@settings(max_examples=15, deadline=None)
+@given(pods())
+def test_transfer_spread_is_every_transfer_taken_one_by_one(pod):
+    from nunasim.hardware.summary import transfer_spread
+
+    if len({s.latency_ps for s in pod.socket.stacks}) > 1:
+        return  # the spread takes one stack latency for all
+    noc, total = _transfers_one_by_one(pod)
+    spread = transfer_spread(Preset("random", "", pod, "test"))
+    assert (spread.noc_best_ps, spread.noc_worst_ps) == (min(noc), max(noc))
+    assert (spread.total_best_ps, spread.total_worst_ps) == (min(total), max(total))
+    assert spread.noc_mean_ps == pytest.approx(sum(noc) / len(noc))
+    assert spread.total_mean_ps == pytest.approx(sum(total) / len(total))
+
+
+def test_nextgen_transfer_spread_is_section_1s_analysis():
+    """On Table 2's GPU the longest transfer crosses 109 hops of 10 cycles at 1.2 GHz (a
+    read across the socket and back, a store to the far end's port, a landing across the
+    remote socket), the shortest two hops; a whole transfer adds the L1 twice (the read's and
+    the store's), two stack accesses, a port's flit and the plane."""
+    from nunasim.hardware.summary import transfer_spread
+
+    preset = load_preset("nextgen-4die")
+    spread = transfer_spread(preset)
+    hop = cycles_to_ps(10, 1.2e9)
+    assert spread.noc_worst_ps == pytest.approx(109 * hop, abs=109)
+    assert spread.noc_best_ps == pytest.approx(2 * hop, abs=2)
+    fixed = 2 * 120_000 + 2 * 150_000 + preset.pod.port_flit_ps + 500_000
+    assert spread.total_worst_ps - spread.noc_worst_ps == fixed
+    assert spread.ratios()["transfer worst/best"] == pytest.approx(1.84, abs=0.005)

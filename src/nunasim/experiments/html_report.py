@@ -23,6 +23,7 @@ import pandas as pd
 from nunasim import __version__
 from nunasim.errors import ConfigError
 from nunasim.experiments.figures import FIGURES
+from nunasim.experiments.figures.common import numbered_tally, tolerance_text
 from nunasim.experiments.report import read_claims, readable
 from nunasim.io.files import MAX_INPUT_BYTES, write_atomically
 
@@ -183,6 +184,18 @@ def verdict_counts(sections: list[Section]) -> dict[str, int]:
     return counts
 
 
+def _numbered_text(sections: list[Section]) -> str:
+    """How many of the paper's numbered claims hold in magnitude over the run's figures."""
+    holding = numbered = 0
+    for section in sections:
+        if section.claims is not None:
+            held, count = numbered_tally(section.name, section.claims)
+            holding, numbered = holding + held, numbered + count
+    return (
+        f"{holding} of the {numbered} claims with a number hold in magnitude. " if numbered else ""
+    )
+
+
 def _run_html(run: dict[str, Any]) -> str:
     plain = {k: v for k, v in run.items() if not isinstance(v, dict | list)}
     rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in plain.items())
@@ -249,8 +262,9 @@ def render_html(
                 f'<span class="{_VERDICT_CLASS.get(k, "unmeasured")}">{n} {_e(k)}</span>'
                 for k, n in counts.items()
             )
-            + ". A claim <em>holds</em> when its direction does and, where the paper gives "
-            "a number, ours is within the claim's tolerance of it.</p>"
+            + f". {_e(_numbered_text(sections))}A claim <em>holds</em> when its direction "
+            "does and, where the paper gives a number, ours is within the claim's tolerance "
+            f"of it: {_e(tolerance_text())}.</p>"
         )
     body = "".join(map(_section_html, sections))
     page = (

@@ -1,5 +1,6 @@
 """The reproduction report (``docs/reproduction.md``): the template's hand-written text,
-with each ``{{figN}}`` line replaced by that figure's generated section, drawn from the
+with each ``{{figN}}`` line replaced by that figure's generated section (and a ``{{claims}}``
+line by the count of the paper's numbered claims that hold), drawn from the
 tables ``nunasim reproduce`` wrote (the paper's claims beside ours, and the figure's
 table); a figure not reproduced yet says so."""
 
@@ -15,12 +16,14 @@ import pandas as pd
 
 from nunasim.errors import ConfigError
 from nunasim.experiments.figures import FIGURES
+from nunasim.experiments.figures.common import numbered_tally, tolerance_text
 from nunasim.io.files import write_atomically
 from nunasim.io.results import read_table
 from nunasim.units import PS_PER_NS, format_size
 
 TEMPLATE = "reproduction_template.md"
-_PLACEHOLDER = re.compile(r"^\{\{(fig\d+)\}\}$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^\{\{(fig\d+|claims)\}\}$", re.MULTILINE)
+CLAIMS = "claims"  # the placeholder of the count of numbered claims that hold
 _HOLDS = {"True": "holds", "False": "no"}
 # Columns shown to 3 places (the others are whole numbers, or ``*_pct`` to one place).
 _RATIOS = ("speedup", "slowdown", "collective_speedup", "fraction")
@@ -108,6 +111,28 @@ def _computing(run: dict) -> str:
     return f" (the computing times of {among} points, each as it ran, sum to {spent})"
 
 
+def claims_count(folder: Path) -> str:
+    """How many of the paper's claims with a number hold in magnitude over the figures
+    reproduced under ``folder``, per figure, and the rule they are judged by."""
+    parts, holding, numbered, presets = [], 0, 0, set()
+    for name in FIGURES:
+        here = folder / name
+        if not (here / "run.json").is_file():
+            continue
+        presets.add(json.loads((here / "run.json").read_text(encoding="utf-8"))["preset"])
+        held, count = numbered_tally(name, read_claims(here / "paper.csv"))
+        if count:
+            parts.append(f"Fig. {name.removeprefix('fig')}: {held} of {count}")
+            holding, numbered = holding + held, numbered + count
+    if not numbered:
+        return "*No figure with numbered claims reproduced yet.*"
+    on = ", ".join(f"`{p}`" for p in sorted(presets))
+    return (
+        f"Generated: on {on}, **{holding} of the {numbered} claims with a number hold in "
+        f"magnitude** ({'; '.join(parts)}). The rule: {tolerance_text()}."
+    )
+
+
 def render_report(folder: Path, template: str | None = None) -> str:
     text = template
     if text is None:
@@ -115,6 +140,8 @@ def render_report(folder: Path, template: str | None = None) -> str:
 
     def section(match: re.Match[str]) -> str:
         name = match.group(1)
+        if name == CLAIMS:
+            return claims_count(folder)
         return figure_section(folder, name) if name in FIGURES else match.group(0)
 
     return _PLACEHOLDER.sub(section, text)

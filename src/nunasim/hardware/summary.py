@@ -81,3 +81,54 @@ def summarise(preset: Preset) -> PresetSummary:
         port_to_stack=_hop_stats(socket, ports, stacks),
         cu_to_stack=_hop_stats(socket, cus, stacks),
     )
+
+
+@dataclass(frozen=True)
+class TransferSpread:
+    """Zero-load times (ps) of the paper's Fig. 1 transfer over every place it can run: a CU
+    reads a line from a stack of its own GPU (there and back), then stores it through an
+    egress port to a stack of another GPU (at the ingress port of the same router); over
+    every CU router, local stack, port router and remote stack. ``noc_*`` is the transfer's
+    mesh part, ``total_*`` the whole transfer (the CU's L1 latency, both stack accesses, the
+    port and the switch plane added)."""
+
+    noc_best_ps: float
+    noc_mean_ps: float
+    noc_worst_ps: float
+    total_best_ps: float
+    total_mean_ps: float
+    total_worst_ps: float
+
+    def ratios(self) -> dict[str, float]:
+        """Section 1's ratios: the worst and the mean over the best, whole and NoC part."""
+        return {
+            "transfer worst/best": self.total_worst_ps / self.total_best_ps,
+            "transfer mean/best": self.total_mean_ps / self.total_best_ps,
+            "NoC worst/best": self.noc_worst_ps / self.noc_best_ps,
+            "NoC mean/best": self.noc_mean_ps / self.noc_best_ps,
+        }
+
+
+def transfer_spread(preset: Preset) -> TransferSpread:
+    """The zero-load spread of Fig. 1's transfer on ``preset`` (``TransferSpread``). Every
+    combination is weighted once, as a baseline system makes them equally often; the stack
+    latency is the first stack's (a preset's stacks share one)."""
+    pod, socket = preset.pod, preset.socket
+    latency = socket.router_paths.latency_ps.astype(float)
+    cus = np.unique(socket.router_of_cu)
+    stacks, ports = socket.stack_routers, np.unique(socket.port_routers)
+    read = 2 * latency[np.ix_(cus, stacks)]  # [CU router, local stack]
+    out = latency[np.ix_(cus, ports)]  # [CU router, port router]
+    land = latency[np.ix_(ports, stacks)]  # [port router, remote stack]
+    noc = read[:, :, None, None] + out[:, None, :, None] + land[None, None, :, :]
+    memory = socket.stacks[0].latency_ps
+    # The read's own stack access and L1 crossing, then the store's fixed terms (no NoC).
+    fixed = socket.l1_latency_ps + memory + pod.store_trip(0, memory).total_ps
+    return TransferSpread(
+        noc_best_ps=float(noc.min()),
+        noc_mean_ps=float(noc.mean()),
+        noc_worst_ps=float(noc.max()),
+        total_best_ps=float(noc.min() + fixed),
+        total_mean_ps=float(noc.mean() + fixed),
+        total_worst_ps=float(noc.max() + fixed),
+    )

@@ -69,4 +69,22 @@ def claims(table: pd.DataFrame) -> dict[str, Measured]:
     if len(large):
         first = float(large.iloc[0])
         ours["large-speedup"] = (ratio_text(first), first > 1, first)
+    if len(small) and len(large):
+        ours["decay"] = _decay(small, large)
     return ours
+
+
+def _decay(small: pd.Series, large: pd.Series) -> Measured:
+    """The fraction of its gain up to 1 MB (the mean of those sizes' gains, as the paper's
+    range spans them) that the speedup keeps at the first size from 64 MB: the decay
+    itself, whose direction is that it keeps less than all of it."""
+    before = float(small.mean()) - 1
+    after = float(large.iloc[0]) - 1
+    if before <= 0:  # nothing to decay from
+        return f"no gain up to 1 MB ({ratio_text(before + 1)})", False
+    kept = after / before
+    text = (
+        f"{kept:.2f} of the gain: {ratio_text(after + 1)} at {format_size(int(large.index[0]))}"
+        f" against {ratio_text(before + 1)} (mean up to 1 MB)"
+    )
+    return text, bool(kept < 1), kept

@@ -7,9 +7,16 @@ is the geometric-mean and largest reductions per GPU count, and the picture the 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from nunasim.experiments.figures.common import FigureRun, Measured, comparison, ratio_text
+from nunasim.experiments.figures.common import (
+    FigureRun,
+    Measured,
+    claims_with,
+    comparison,
+    ratio_text,
+)
 from nunasim.experiments.llm_study import fig15_summary, fig15_table
 from nunasim.experiments.run_options import RunOptions
 from nunasim.experiments.sweep import PointTimes
@@ -62,15 +69,17 @@ def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
         f"{choices.attrs['threadblocks']} (bars: {counts[-1]} GPUs)",
         quick,
         table,
-        comparison(NAME, claims(table)),
+        comparison(NAME, claims(table, choices)),
         stores={CHOICES: choices},
     )
 
 
-def claims(table: pd.DataFrame) -> dict[str, Measured]:
+def claims(table: pd.DataFrame, choices: pd.DataFrame | None = None) -> dict[str, Measured]:
     """The paper's averages over every model and GPU count against ours (the ``all`` rows,
     over the GPU counts that ran):
-    a reduction holds when ours is one, a speedup when ours is above 1."""
+    a reduction holds when ours is one, a speedup when ours is above 1. With the study's
+    ``choices`` (one row per model, GPU count, phase and configuration), also the claims
+    read from single steps (``step_claims``)."""
     overall = table[table.gpus == ALL_GPUS].set_index("metric")
     ours: dict[str, Measured] = {}
     for metric, key in (("TTFT", "ttft"), ("TPOT", "tpot")):
@@ -90,4 +99,51 @@ def claims(table: pd.DataFrame) -> dict[str, Measured]:
             f"decode {ratio_text(decode)}, prefill {ratio_text(prefill)}",
             decode > prefill,
         )
+    if choices is not None:
+        ours |= step_claims(choices)
+    return ours
+
+
+def step_claims(choices: pd.DataFrame) -> dict[str, Measured]:
+    """Section 6.7's claims about UA's chosen steps, from the study's rows: communication's
+    share of each phase's step (the mean over models and GPU counts; its direction, the
+    paper's 4:1 and 5:1, that compute is the larger part), the speedup of a collective
+    kind's time in a step (the geometric mean over the steps that issue it) and one step's
+    end-to-end speedup (Llama 3.1 70B on 64 GPUs), each as paper.yaml names them. The
+    speedups compare the same step, so they are read only where NAP+NAR's row prices UA's
+    plan (``execution: shared``)."""
+    keys = ["model", "gpus", "phase"]
+    ua = choices[choices.configuration == "UA"].set_index(keys).sort_index()
+    nap = choices[choices.configuration == "NAP+NAR"].set_index(keys).sort_index()
+    ours: dict[str, Measured] = {}
+    for phase in ("prefill", "decode"):
+        steps = ua[ua.index.get_level_values("phase") == phase]
+        if len(steps):
+            share = float((100 * steps.communication_ms / steps.time_ms).mean())
+            ours[f"{phase}-communication-share"] = (
+                f"{share:.0f}% (compute:communication {(100 - share) / share:.1f}:1)",
+                share < 50,
+                share,
+            )
+    plan = ["tp", "dp", "pp", "batch", "seq"]
+    if ua.empty or not ua[plan].equals(nap.reindex(ua.index)[plan]):
+        return ours  # NAP+NAR chose its own steps: a speedup would mix in the change of cut
+    for claim, kind in claims_with(NAME, "collective").items():
+        issued = ua[f"{kind}_ms"] > 0
+        if issued.any():
+            ratio = ua[f"{kind}_ms"][issued] / nap[f"{kind}_ms"][issued]
+            speedup = float(np.exp(np.log(ratio.to_numpy()).mean()))
+            shown = f"{ratio_text(speedup)} ({int(issued.sum())} steps)"
+            ours[claim] = (shown, speedup > 1, speedup)
+    for claim, step in claims_with(NAME, "step").items():
+        key = (step["model"], step["gpus"], step["phase"])
+        if key in ua.index:
+            chosen = ua.loc[key]
+            speedup = float(chosen.time_ms / nap.loc[key].time_ms)
+            cut = f"TP{chosen.tp} DP{chosen.dp} PP{chosen.pp}"
+            ours[claim] = (
+                f"{100 * (speedup - 1):+.1f}% ({cut}, {chosen.time_ms:.3f} ms under UA)",
+                speedup > 1,
+                speedup,
+            )
     return ours
