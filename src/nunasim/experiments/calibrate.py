@@ -30,9 +30,17 @@ import pandas as pd
 import yaml
 
 from nunasim.errors import ConfigError
+from nunasim.experiments.figures.common import (
+    claim_numbers,
+    holding_band,
+    judged,
+    paper_data,
+    tolerance_text,
+)
 from nunasim.experiments.headline import run_headline
 from nunasim.experiments.tbsearch import best_threadblocks
 from nunasim.hardware import Preset
+from nunasim.hardware.summary import transfer_spread
 from nunasim.io.presets import load_preset, load_yaml, parse_preset
 from nunasim.units import parse_size, ps_to_ns
 
@@ -56,12 +64,9 @@ class Reading:
     source: str
 
     def preset_value(self, value: float) -> Any:
-        """``value`` as the preset file writes it."""
-        if self.unit == "cycles":
-            return round(value)
-        if self.choices:
-            value = min(self.choices, key=lambda c: abs(c - value))
-        return f"{value:.6g}{self.unit}"
+        """``value`` as the preset file writes it (``snapped``, with its unit)."""
+        held = self.snapped(value)
+        return round(held) if self.unit == "cycles" else f"{held:.6g}{self.unit}"
 
     def snapped(self, value: float) -> float:
         """``value`` as the preset will hold it (whole cycles, a listed choice)."""
@@ -82,19 +87,16 @@ class Claim:
 
     def residual(self, value: float) -> float:
         """How far ``value`` is from the paper's, in units of the tolerance: 0 inside the
-        paper's range, at most 1 in magnitude where the claim holds."""
-        if self.kind == "latency":
-            low, high = self.paper
-            if low <= value <= high:
-                return 0.0
-            edge = low if value < low else high
-            return (value - edge) / (self.tolerance * edge)
-        gain = value - 1
-        low, high = (p - 1 for p in self.paper)
-        if low <= gain <= high:
+        paper's range, at most 1 in magnitude where the claim holds (the band of
+        ``holding_band``, which the figures' verdicts use too)."""
+        judged_value = judged(self.kind, value)
+        low, high = (judged(self.kind, p) for p in self.paper)
+        if low <= judged_value <= high:
             return 0.0
-        edge = low if gain < low else high
-        return (gain - edge) / (self.tolerance * abs(edge))
+        band_low, band_high = holding_band((self.paper, self.kind, self.tolerance))
+        if judged_value < low:
+            return (judged_value - low) / (low - band_low)
+        return (judged_value - high) / (band_high - high)
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,6 @@ def load_calibration(path: str | Path | None = None) -> Calibration:
     else:
         text, source = Path(path).read_text(encoding="utf-8"), str(path)
     data = load_yaml(text, source)
-    tolerance = data["tolerance"]
     readings = {}
     for name, r in data["readings"].items():
         low, high = (float(v) for v in r["range"])
@@ -133,11 +134,14 @@ def load_calibration(path: str | Path | None = None) -> Calibration:
         )
     claims = {}
     for name, c in data["claims"].items():
-        paper = c["paper"]
-        low, high = (paper, paper) if not isinstance(paper, list) else paper
-        claims[name] = Claim(
-            name, (float(low), float(high)), c["kind"], c["says"], tolerance[c["kind"]]
-        )
+        figure, _, claim_id = str(c["of"]).partition("/")
+        numbered = claim_numbers(figure) if figure in paper_data()["claims"] else {}
+        if claim_id not in numbered:
+            raise ConfigError(
+                f"claims.{name}: {c['of']} is not a numbered claim of paper.yaml", source=source
+            )
+        paper, kind, tolerance = numbered[claim_id]
+        claims[name] = Claim(name, paper, kind, c["says"], tolerance)
     train = tuple(data["train"])
     unknown = [c for c in train if c not in claims]
     if unknown:
@@ -174,29 +178,17 @@ def preset_of(document: Mapping[str, Any]) -> Preset:
 
 
 def zero_load_claims(preset: Preset) -> dict[str, float]:
-    """Section 1's and section 3.1.3's zero-load figures over every transfer of Fig. 1: a CU
-    reads a line from a local stack (there and back), then stores it through a port to a
-    remote stack (entering at the same port's router). The whole transfer's worst and mean
-    over its best, the NoC part's, and the NoC part of the remote write alone at its worst
-    (CU to port, port to stack), in ns."""
-    pod, socket = preset.pod, preset.socket
-    latency = socket.router_paths.latency_ps.astype(float)
-    cus = np.unique(socket.router_of_cu)
-    stacks, ports = socket.stack_routers, np.unique(socket.port_routers)
-    read = 2 * latency[np.ix_(cus, stacks)]  # [CU router, stack]
-    out = latency[np.ix_(cus, ports)]  # [CU router, port router]
-    land = latency[np.ix_(ports, stacks)]  # [port router, remote stack]
-    noc = read[:, :, None, None] + out[:, None, :, None] + land[None, None, :, :]
-    memory = socket.stacks[0].latency_ps
-    fixed = socket.l1_latency_ps + memory + pod.store_trip(0, memory).total_ps
-    total = noc + fixed
-    write = out[:, :, None] + land[None, :, :]
+    """Section 1's ratios over every transfer of Fig. 1 (``transfer_spread``) and section
+    3.1.3's NoC time of a remote write at its worst, read as the store's own mesh paths
+    (CU to port, port to remote stack), in ns."""
+    spread = transfer_spread(preset)
+    ratios = spread.ratios()
     return {
-        "s1-transfer-worst": float(total.max() / total.min()),
-        "s1-transfer-mean": float(total.mean() / total.min()),
-        "s1-noc-worst": float(noc.max() / noc.min()),
-        "s1-noc-mean": float(noc.mean() / noc.min()),
-        "s313-noc-max": ps_to_ns(float(write.max())),
+        "s1-transfer-worst": ratios["transfer worst/best"],
+        "s1-transfer-mean": ratios["transfer mean/best"],
+        "s1-noc-worst": ratios["NoC worst/best"],
+        "s1-noc-mean": ratios["NoC mean/best"],
+        "s313-noc-max": ps_to_ns(spread.store_noc_worst_ps),
     }
 
 
@@ -445,8 +437,7 @@ def report_markdown(result: Fit) -> str:
         "",
         f"Differential evolution (SciPy) from seed {result.seed}: {result.evaluations} "
         f"presets evaluated, {result.seconds / 60:.1f} minutes. A claim holds when its "
-        "residual is at most 1 in magnitude: a ratio or speedup's gain (value - 1) within "
-        "25 % of the paper's, a latency within 10 %.",
+        f"residual is at most 1 in magnitude, as the figures judge it: {tolerance_text()}.",
         "",
         "| claim | set | paper | literal | fitted | residual literal | residual fitted | holds |",
         "|---|---|---|---|---|---|---|---|",

@@ -98,6 +98,8 @@ class TransferSpread:
     total_best_ps: float
     total_mean_ps: float
     total_worst_ps: float
+    # The remote store's own mesh paths (CU to port, port to remote stack) at their worst.
+    store_noc_worst_ps: float
 
     def ratios(self) -> dict[str, float]:
         """Section 1's ratios: the worst and the mean over the best, whole and NoC part."""
@@ -131,4 +133,5 @@ def transfer_spread(preset: Preset) -> TransferSpread:
         total_best_ps=float(noc.min() + fixed),
         total_mean_ps=float(noc.mean() + fixed),
         total_worst_ps=float(noc.max() + fixed),
+        store_noc_worst_ps=float((out[:, :, None] + land[None, :, :]).max()),
     )
