@@ -64,7 +64,9 @@ GRID_SHIPPED_S = 43_463
 GRID_PLAN_FAMILIES = 3 * 6
 
 
-def search_cost(preset: Preset, point: Point, threads: int) -> tuple[tbsearch.BestRun, float]:
+def search_cost(
+    preset: Preset, point: Point, threads: int, search: str = "staged"
+) -> tuple[tbsearch.BestRun, float]:
     """One search of ``point`` with the search's memo cleared: its result and CPU seconds."""
     tbsearch._CACHE.clear()
     started = time.process_time()
@@ -75,8 +77,14 @@ def search_cost(preset: Preset, point: Point, threads: int) -> tuple[tbsearch.Be
         point.configuration,
         gpus=point.gpus,
         threads=threads,
+        search=search,
     )
     return best, time.process_time() - started
+
+
+def regret_text(found_ps: int, shipped_ps: int | None) -> str:
+    """The answer's completion over the shipped exhaustive one, less one, as a percentage."""
+    return "-" if not shipped_ps else f"{100 * (found_ps / shipped_ps - 1):+.2f} %"
 
 
 def main() -> None:
@@ -88,6 +96,9 @@ def main() -> None:
         "--warm", action="store_true", help="search each point again with its plans kept"
     )
     parser.add_argument("--workers", type=int, default=2, help="a sweep's workers (--warm)")
+    parser.add_argument(
+        "--search", default="staged", choices=tbsearch.SEARCHES, help="the search to cost"
+    )
     args = parser.parse_args()
     preset = load_preset("nextgen-4die")
     shipped = ResultCache(shipped=True)
@@ -99,17 +110,17 @@ def main() -> None:
     warm_column = " warm CPU s |" if args.warm else ""
     print(
         f"| point | shipped s | CPU s |{warm_column} prepare | tried | cut | screened "
-        "| candidates (tried/cut/screened/skipped) | shipped answer | answer |\n"
-        f"|---|---|---|{'---|' if args.warm else ''}---|---|---|---|---|---|---|"
+        "| candidates (tried/cut/screened/skipped) | shipped answer | answer | regret |\n"
+        f"|---|---|---|{'---|' if args.warm else ''}---|---|---|---|---|---|---|---|"
     )
     for index in chosen:
         collective, size, gpus, name, before = SAMPLE[index]
         point = Point(collective, size, Configuration.parse(name), gpus=gpus, threadblocks="auto")
         stored = shipped.get(point_key(point, preset)) or {}
-        best, spent = search_cost(preset, point, args.threads)
+        best, spent = search_cost(preset, point, args.threads, args.search)
         warm = ""
         if args.warm:
-            again, warm_s = search_cost(preset, point, args.threads)
+            again, warm_s = search_cost(preset, point, args.threads, args.search)
             assert again.result.completion_ps == best.result.completion_ps
             total_warm += warm_s
             warm = f" {warm_s:.1f} |"
@@ -129,7 +140,8 @@ def main() -> None:
             f"| {collective} {size:,} B, {gpus} GPUs, {name} | {before:.1f} | {spent:.1f} |{warm}"
             f" {sum(c.prepare_s for c in costs):.1f} | {run_s['tried']:.1f} | {run_s['cut']:.1f} "
             f"| {run_s['screened']:.1f} | {verdicts['tried']}/{verdicts['cut']}/"
-            f"{verdicts['screened']}/{verdicts['skipped']} | {was} | {answer} |",
+            f"{verdicts['screened']}/{verdicts['skipped']} | {was} | {answer} "
+            f"| {regret_text(answer[2], was[2])} |",
             flush=True,
         )
         total_before += before

@@ -85,6 +85,24 @@ def test_the_search_keys_only_where_it_can_change_the_answer():
         replace(searched, search="greedy")
 
 
+def test_the_fast_search_keys_only_where_it_ranks_granularities():
+    # It differs from the exhaustive search only in its granularity round: with one
+    # granularity to try, no search, or a plan file, it is the one point.
+    searched = replace(BASE, threadblocks="auto")
+    fast = replace(searched, search="fast")
+    assert fast.search == "fast"
+    assert point_key(fast, PRESET) != point_key(searched, PRESET)
+    for point in (
+        replace(searched, configuration=Configuration.parse("UA")),
+        replace(searched, configuration=Configuration("NAP", True, 4)),
+        BASE,
+    ):
+        assert replace(point, search="fast").search == "staged"
+    plan_file = sorted(FIXTURES.rglob("*.xml"))[0]
+    file_point = Point(str(plan_file), 1_000_000, Configuration.parse("NAP+NAR"), search="fast")
+    assert file_point.searched and file_point.search == "staged"
+
+
 def test_the_key_follows_a_plan_files_bytes(tmp_path):
     fixture = sorted(FIXTURES.rglob("*.xml"))[0]
     plan = tmp_path / "plan.xml"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from nunasim.cli.options import search_option
 from nunasim.cli.progress import run_progress
 from nunasim.errors import ConfigError
 from nunasim.experiments.calibrate import fit, load_calibration, report_markdown, write_fit
@@ -48,6 +49,7 @@ def _names(text: str | None, known: dict, what: str) -> list[str] | None:
     help="Population per reading fitted.",
 )
 @click.option("--name", default="nextgen-4die-calibrated", show_default=True)
+@search_option("fast")
 @click.option(
     "--out",
     "out_dir",
@@ -64,6 +66,7 @@ def calibrate_command(
     generations: int,
     population: int,
     name: str,
+    search: str,
     out_dir: Path,
 ) -> None:
     """Fit the open readings (I/O-die crossing and width, die crossing, bisection) within
@@ -88,6 +91,7 @@ def calibrate_command(
             maxiter=generations,
             popsize=population,
             progress=progress,
+            search=search,
         )
     with output_folder(out_dir) as folder:
         written = write_fit(result, folder)

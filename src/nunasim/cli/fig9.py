@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nunasim.cli.figures import check_figure_path, save_figure
-from nunasim.cli.options import file_option, memory_option, preset_option
+from nunasim.cli.options import file_option, memory_option, preset_option, search_option
 from nunasim.cli.progress import run_progress
 from nunasim.errors import ConfigError
 from nunasim.experiments.microbench import speedup_table
@@ -61,6 +61,7 @@ def _unique(option: str, texts: list[str], values: list[object]) -> list:
     default=None,
     help="Draw the speedups.",
 )
+@search_option("staged")
 def fig9_command(
     preset_name: str,
     collectives: str,
@@ -69,6 +70,7 @@ def fig9_command(
     configs: str,
     output: Path,
     png: Path | None,
+    search: str,
 ) -> None:
     """Speedup of each configuration over UA for direct collectives (paper Fig. 9), each
     configuration with its best threadblock count."""
@@ -86,7 +88,9 @@ def fig9_command(
     _unique("--configs", config_names, config_names)
     preset = load_preset(preset_name)
     with run_progress("fig9") as progress:
-        table = speedup_table(preset, collective_names, byte_sizes, pods, config_names, progress)
+        table = speedup_table(
+            preset, collective_names, byte_sizes, pods, config_names, progress, search
+        )
     write_table(table, output)
     if png is not None:
         from nunasim.plotting.speedups import draw_speedups

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from nunasim.cli.figures import save_figure
-from nunasim.cli.options import memory_option, preset_option
+from nunasim.cli.options import memory_option, preset_option, search_option
 from nunasim.cli.progress import run_progress
 from nunasim.experiments.headline import run_headline
 from nunasim.io.files import check_output_folder, output_folder
@@ -35,14 +35,17 @@ from nunasim.units import format_size, parse_size
     show_default=True,
     help="Folder for fig10.png and headline.csv.",
 )
-def headline_command(preset_name: str, plan_name: str, size: str, out_dir: Path) -> None:
+@search_option("staged")
+def headline_command(
+    preset_name: str, plan_name: str, size: str, out_dir: Path, search: str
+) -> None:
     """The 8-GPU 1 MB All-Gather under UA and NAP+NAR: completion times, speedup, and
     Fig. 10's store-latency histograms."""
     nbytes = parse_size(size)
     check_output_folder(out_dir)
     preset = load_preset(preset_name)
     with run_progress("headline") as progress:
-        outcome = run_headline(preset, plan_name, nbytes, progress=progress)
+        outcome = run_headline(preset, plan_name, nbytes, progress=progress, search=search)
     paper = {
         str(row.config): (float(row.paper_mean_ns), float(row.paper_max_ns))
         for row in outcome.table.dropna(subset=["paper_mean_ns", "paper_max_ns"]).itertuples()

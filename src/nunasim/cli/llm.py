@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nunasim.cli.options import parse_threadblocks, preset_option
+from nunasim.cli.options import parse_threadblocks, preset_option, search_option
 from nunasim.cli.progress import SweepProgress
 from nunasim.cli.sweep_options import cache_options, dask_options, run_options
 from nunasim.experiments.llm_study import PLAN_COUNT, llm_table
@@ -39,6 +39,7 @@ PARTS = ("compute", "allreduce", "reducescatter", "allgather", "alltoall", "send
     "chooses, so only the collectives differ (the paper's section 6.7); 'own': each "
     "configuration searches its own [default: the study's, 'shared'].",
 )
+@search_option("fast")
 @dask_options
 @cache_options
 def llm_command(
@@ -49,6 +50,7 @@ def llm_command(
     quick: bool,
     threadblocks: str | None,
     execution: str | None,
+    search: str,
     scheduler: str | None,
     workers: int | None,
     cache_dir: Path | None,
@@ -58,7 +60,7 @@ def llm_command(
     TTFT (prefill) and TPOT (decode) under UA, the same under NAP+NAR (or each its own,
     --execution own), and where the time goes."""
     phases = PHASES if phase == "both" else (phase,)
-    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress)
+    options = run_options(scheduler, workers, cache_dir, no_cache, SweepProgress, search)
     preset = load_preset(preset_name)
 
     table = llm_table(
@@ -72,8 +74,14 @@ def llm_command(
         # the points the search needs, a round at a time, on every worker
         run_many=lambda points: options.run("llm", points, preset),
         execution=execution,
+        search=search,
     )
-    click.echo(f"collectives simulated at {table.attrs['threadblocks']}")
+    found = {name: n for name, n in table.attrs["searches"].items() if name != "none"}
+    searches = ", ".join(f"{n} by the {name} search" for name, n in sorted(found.items()))
+    click.echo(
+        f"collectives simulated at {table.attrs['threadblocks']}"
+        + (f" (points: {searches})" if searches else "")
+    )
     for row in table.itertuples():
         metric = "TTFT" if row.phase == "prefill" else "TPOT"
         ep = f" EP{row.ep}" if row.ep > 1 else ""

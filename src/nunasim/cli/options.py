@@ -140,17 +140,22 @@ def given(*names: str) -> list[str]:
     ]
 
 
-def search_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--search``: the threadblock search of the searched points."""
+def search_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--search``: the threadblock search of the searched points, ``default`` unless
+    given (``fast`` where a user waits for one answer, ``staged`` where the paper's
+    figures are reproduced)."""
     # Imported here (see ``config_option``).
     from nunasim.experiments.tbsearch import SEARCHES
 
     return click.option(
         "--search",
         type=click.Choice(SEARCHES),
-        default="staged",
+        default=default,
         show_default=True,
-        help="The threadblock search: staged (every count at the granularity the placement "
-        "estimate picks, then every granularity at the best count) or joint (every count "
-        "with every granularity: 2-5 times the computing time).",
-    )(command)
+        help="The threadblock search: staged (the paper's, exhaustive: every count at the "
+        "granularity the placement estimate picks, then every granularity at the best "
+        "count), joint (every count with every granularity: 2-5 times the computing time) "
+        "or fast (counts from the largest down until one loses, granularities ranked by "
+        "the flow engine's quick run: may answer a slightly slower run, by a measured "
+        "band; docs/tuning.md).",
+    )

@@ -123,7 +123,7 @@ _MARKS = {"holds": "yes", "direction only": "dir", "no": "no", "not measured": "
     help="Write one self-contained HTML page of every figure, claim and table in --out.",
 )
 @preset_option
-@search_option
+@search_option("staged")
 @dask_options
 @cache_options
 def reproduce_command(

@@ -29,7 +29,7 @@ from nunasim.engine.base import AUTO, ENGINES
 from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.experiments.plan_search import PlanReport, plan_report
-from nunasim.experiments.sweep import Point, point_search, run_point
+from nunasim.experiments.sweep import Point, point_search, run_point, search_name
 from nunasim.experiments.tbsearch import MAX_SEARCH_THREADS, default_threads
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
@@ -112,7 +112,7 @@ def _refuse_what_the_plan_fixes() -> None:
     help="packet (every flit), flow (max-min fair flows, for large runs) or auto: packet "
     "up to its message limit or with a background GEMM, flow beyond.",
 )
-@search_option
+@search_option("fast")
 @click.option(
     "--threads",
     type=click.IntRange(min=1, max=MAX_SEARCH_THREADS),
@@ -219,6 +219,7 @@ def simulate_command(
             "plan": plan_name,
             "size_bytes": nbytes,
             "preset": preset.name,
+            "search": search_name(point),
         }
     )
     if hist is not None:
@@ -261,6 +262,11 @@ def simulate_command(
         f"  breakdown      " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + " ns\n"
         f"  engine         {summary['engine']}: {summary['events']} events in "
         f"{summary['wall_s']:.3f} s"
+        + (
+            f"\n  search         {point.search}: {result.info.threadblocks} threadblocks per GPU"
+            if point.searched and is_builtin_name(point.plan)
+            else ""
+        )
     )
     if report is not None:
         click.echo(_describe_report(report, background=gemm_tiles > 0))

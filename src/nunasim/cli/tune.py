@@ -59,7 +59,7 @@ def _counts(text: str) -> list[int] | None:
     "tuning",
     "Folder for tuning.yaml, .json, .csv, .png, nccl_tuner.conf and mscclpp_selector.json.",
 )
-@search_option
+@search_option("fast")
 @dask_options
 @cache_options
 def tune_command(

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +116,15 @@ def point_key(point: Any, preset: Preset) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def answering_points(point: Any) -> list[Any]:
+    """``point``, then the points whose stored rows answer it too: a point asked of the fast
+    search (``tbsearch.SEARCHES``) takes the exhaustive (``staged``) search's row when one
+    is stored, the answer the fast search approximates within its measured band."""
+    if getattr(point, "search", "staged") == "fast":
+        return [point, replace(point, search="staged")]
+    return [point]
+
+
 def _file_digest(path: Path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -184,6 +193,19 @@ class ResultCache:
         if row is None and self.shipped is not None:
             row = _read(self.shipped / f"{key}{ENTRY_SUFFIX}")
         return row
+
+    def find(self, point: Any, preset: Preset) -> dict[str, Any] | None:
+        """The stored row that answers ``point`` (``answering_points``): its own, else, for
+        a point of the fast search, the exhaustive search's, whose answer is never slower.
+        The row names the search that produced it (a row stored before rows did is the
+        search its key was computed for)."""
+        for candidate in answering_points(point):
+            row = self.get(point_key(candidate, preset))
+            if row is not None:
+                if "search" not in row:
+                    row = {**row, "search": candidate.search if candidate.searched else None}
+                return row
+        return None
 
     def put(self, key: str, row: dict[str, Any], what: str = "") -> None:
         """Store ``row`` under ``key``, whole or not at all."""

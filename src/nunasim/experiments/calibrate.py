@@ -192,35 +192,44 @@ def zero_load_claims(preset: Preset) -> dict[str, float]:
     }
 
 
-def headline_counts(preset: Preset) -> dict[str, int]:
-    """UA's and NAP+NAR's best threadblock counts for Fig. 10's run on ``preset``."""
+def headline_counts(preset: Preset, search: str = "staged") -> dict[str, int]:
+    """UA's and NAP+NAR's best threadblock counts for Fig. 10's run on ``preset``, found by
+    ``search`` (``tbsearch.SEARCHES``)."""
     pod = preset.fit(8).pod
     return {
-        config: best_threadblocks(pod, "allgather", HEADLINE_SIZE, config, gpus=8).threadblocks
+        config: best_threadblocks(
+            pod, "allgather", HEADLINE_SIZE, config, gpus=8, search=search
+        ).threadblocks
         for config in ("UA", "NAP+NAR")
     }
 
 
-def fig10_claims(preset: Preset, counts: Mapping[str, int] | None = None) -> dict[str, float]:
+def fig10_claims(
+    preset: Preset, counts: Mapping[str, int] | None = None, search: str = "staged"
+) -> dict[str, float]:
     """Fig. 10's store latencies: each configuration at ``counts`` threadblocks, or at its
-    best count (the search) when ``counts`` is None."""
+    best count (by ``search``) when ``counts`` is None."""
     values = {}
     for config, label in (("UA", "ua"), ("NAP+NAR", "nap-nar")):
         plan = HEADLINE_PLAN if counts is None else f"{HEADLINE_PLAN}:tbs={counts[config]}"
-        row = run_headline(preset, plan, HEADLINE_SIZE, configs=(config,)).table.iloc[0]
+        row = run_headline(
+            preset, plan, HEADLINE_SIZE, configs=(config,), search=search
+        ).table.iloc[0]
         values[f"fig10-{label}-mean"] = float(row["store_mean_ns"])
         values[f"fig10-{label}-max"] = float(row["store_max_ns"])
     return values
 
 
-def speedup_claims(preset: Preset) -> dict[str, float]:
+def speedup_claims(preset: Preset, search: str = "staged") -> dict[str, float]:
     """Fig. 12's NAP+NAR speedup of the 8-GPU All-Gather at 100 kB and 1 MB, each
-    configuration at its best threadblock count."""
+    configuration at its best threadblock count (by ``search``)."""
     pod = preset.fit(8).pod
     found = {}
     for size, name in ((SMALL_SIZE, "fig12-100kb"), (HEADLINE_SIZE, "fig12-1mb")):
         times = {
-            c: best_threadblocks(pod, "allgather", size, c, gpus=8).result.completion_ps
+            c: best_threadblocks(
+                pod, "allgather", size, c, gpus=8, search=search
+            ).result.completion_ps
             for c in ("UA", "NAP+NAR")
         }
         found[name] = times["UA"] / times["NAP+NAR"]
@@ -228,14 +237,18 @@ def speedup_claims(preset: Preset) -> dict[str, float]:
 
 
 def measure(
-    preset: Preset, names: Sequence[str], counts: Mapping[str, int] | None = None
+    preset: Preset,
+    names: Sequence[str],
+    counts: Mapping[str, int] | None = None,
+    search: str = "staged",
 ) -> dict[str, float]:
-    """The claims ``names`` on ``preset``, running only what they need."""
+    """The claims ``names`` on ``preset``, running only what they need; the best counts
+    they search for (where ``counts`` does not give them) by ``search``."""
     values = zero_load_claims(preset)
     if any(n.startswith("fig10-") for n in names):
-        values.update(fig10_claims(preset, counts))
+        values.update(fig10_claims(preset, counts, search))
     if any(n.startswith("fig12-") for n in names):
-        values.update(speedup_claims(preset))
+        values.update(speedup_claims(preset, search))
     return {n: values[n] for n in names}
 
 
@@ -271,9 +284,11 @@ def fit(
     maxiter: int = 8,
     popsize: int = 5,
     progress: Callable[[str], None] | None = None,
+    search: str = "staged",
 ) -> Fit:
     """Fit ``readings`` to the claims ``train`` by differential evolution from ``seed``,
-    then measure ``train`` and ``validate`` under the literal and the fitted readings."""
+    then measure ``train`` and ``validate`` under the literal and the fitted readings;
+    every best threadblock count they need is found by ``search``."""
     from scipy.optimize import differential_evolution
 
     started = time.monotonic()
@@ -281,7 +296,8 @@ def fit(
     document = base_document(calibration.base)
     literal = load_preset(calibration.literal)
     say = progress or (lambda _: None)
-    counts = headline_counts(literal) if any(c.startswith("fig10-") for c in train) else None
+    fig10 = any(c.startswith("fig10-") for c in train)
+    counts = headline_counts(literal, search) if fig10 else None
     if counts:
         say(f"Fig. 10's runs held at {calibration.literal}'s best counts: {counts}")
     evaluations = 0
@@ -294,7 +310,7 @@ def fit(
             return seen[snapped]
         evaluations += 1
         preset = preset_of(with_readings(document, dict(zip(chosen, snapped, strict=True)), name))
-        values = measure(preset, train, counts)
+        values = measure(preset, train, counts, search)
         loss = float(np.mean([calibration.claims[c].residual(values[c]) ** 2 for c in train]))
         seen[snapped] = loss
         shown = ", ".join(f"{r.name}={v:g}" for r, v in zip(chosen, snapped, strict=True))
@@ -322,8 +338,8 @@ def fit(
     fitted = preset_of(fitted_doc)
     names = list(dict.fromkeys([*train, *validate]))
     say("measuring every claim under the literal and the fitted readings (full searches)")
-    before = measure(literal, names)
-    after = measure(fitted, names)
+    before = measure(literal, names, search=search)
+    after = measure(fitted, names, search=search)
     claims = _claims_table(calibration, names, train, before, after)
     parameters = pd.DataFrame(
         [
@@ -342,7 +358,7 @@ def fit(
         ]
     )
     say("sensitivity near the fit")
-    sensitivity = _sensitivity(document, chosen, best, train, counts, name)
+    sensitivity = _sensitivity(document, chosen, best, train, counts, name, search)
     return Fit(
         calibration.base,
         calibration.literal,
@@ -395,10 +411,13 @@ def _sensitivity(
     names: Sequence[str],
     counts: Mapping[str, int] | None,
     name: str,
+    search: str = "staged",
 ) -> pd.DataFrame:
     """Each claim's change (in its own unit) when one reading moves by a tenth of its range
-    from the fit (inwards at an edge), at the fit's threadblock counts."""
-    base_values = measure(preset_of(with_readings(document, dict(best), name)), names, counts)
+    from the fit (inwards at an edge), at the fit's threadblock counts (any other count by
+    ``search``)."""
+    preset = preset_of(with_readings(document, dict(best), name))
+    base_values = measure(preset, names, counts, search)
     rows = []
     for reading in chosen:
         step = (reading.high - reading.low) / 10
@@ -408,7 +427,10 @@ def _sensitivity(
         else:
             moved = best[reading] + (step if best[reading] + step <= reading.high else -step)
         values = measure(
-            preset_of(with_readings(document, {**best, reading: moved}, name)), names, counts
+            preset_of(with_readings(document, {**best, reading: moved}, name)),
+            names,
+            counts,
+            search,
         )
         rows.append(
             {

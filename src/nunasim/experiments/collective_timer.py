@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from nunasim.errors import ConfigError
-from nunasim.experiments.cache import ResultCache, point_key
+from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.sweep import Point, PointTimes, run_points
 from nunasim.hardware import Preset
 from nunasim.io.presets import load_preset
@@ -47,10 +47,11 @@ def collective_point(
     configuration: str,
     threadblocks: int | str | None = None,
     engine: str | None = None,
+    search: str = "staged",
 ) -> Point:
     """The sweep point that prices one ``collective`` of ``size`` bytes on ``gpus`` GPUs
     (``threadblocks``: ``"plan"`` or None, the plan's own count; a count; or ``"auto"``,
-    the paper's search).
+    the paper's search, by ``search``: ``tbsearch.SEARCHES``).
     ``engine`` is handed to the point when the sweep API has an engine field, and is
     otherwise the packet engine every point runs on."""
     if collective == "sendrecv":
@@ -66,6 +67,7 @@ def collective_point(
         Configuration.parse(configuration),
         gpus=gpus,
         threadblocks=None if threadblocks == PLAN_COUNT else threadblocks,
+        search=search,
         **extra,
     )
 
@@ -104,10 +106,14 @@ class CollectiveTimer:
     simulate: Callable[[str, int, int, str], int] | None = None
     threadblocks: int | str | None = None
     engine: str | None = None
+    search: str = "staged"  # the threadblock search of its points (``tbsearch.SEARCHES``)
     simulated: dict[Key, int] = field(default_factory=dict)
     runs: int = 0
     extrapolated: int = 0
     times: PointTimes = field(default_factory=PointTimes)  # cached points included
+    # the search that produced each point it knows (its row's), counted: a point asked of
+    # the fast search is answered by the exhaustive search's row where one is stored
+    searches: dict[str, int] = field(default_factory=dict)
 
     def point(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """The simulated time of one grid point (run on first use, unless cached)."""
@@ -120,8 +126,10 @@ class CollectiveTimer:
         return self.simulated[key]
 
     def _run(self, kind: str, size: int, gpus: int, configuration: str) -> dict[str, Any]:
-        point = collective_point(kind, size, gpus, configuration, self.threadblocks, self.engine)
-        cached = self.cache is not None and self.cache.get(point_key(point, self.preset))
+        point = collective_point(
+            kind, size, gpus, configuration, self.threadblocks, self.engine, self.search
+        )
+        cached = self.cache is not None and self.cache.find(point, self.preset)
         if not cached:
             self.runs += 1
             if self.progress:
@@ -141,8 +149,8 @@ class CollectiveTimer:
         def known(kind: str, size: int, gpus: int, configuration: str) -> int:
             key = (kind, size, gpus, configuration)
             if key not in self.simulated:
-                point = collective_point(*key, self.threadblocks, self.engine)
-                row = self.cache.get(point_key(point, self.preset)) if self.cache else None
+                point = collective_point(*key, self.threadblocks, self.engine, self.search)
+                row = self.cache.find(point, self.preset) if self.cache else None
                 if row is None:
                     missing[key] = point
                     return math.ceil(self.lower_bound_ps(kind, size, gpus, configuration))
@@ -155,6 +163,9 @@ class CollectiveTimer:
         """Take a simulated point's ``row`` (a sweep's) as the time of grid point ``key``."""
         self.simulated[key] = int(row["completion_ps"])
         self.times += PointTimes.of_row(row)
+        search = row.get("search")
+        name = search if isinstance(search, str) else "none"
+        self.searches[name] = self.searches.get(name, 0) + 1
 
     def time(self, kind: str, size: int, gpus: int, configuration: str) -> int:
         """Interpolated time: a straight line in size between the two neighbouring grid

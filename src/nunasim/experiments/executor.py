@@ -67,7 +67,7 @@ def execute(
     todo: dict[str, list[int]] = {}  # one run per distinct key
     for index in range(len(points)):
         key = keys[index] if keys is not None else str(index)
-        stored = cache.get(key) if cache is not None else None
+        stored = cache.find(points[index], preset) if cache is not None else None
         if stored is not None:
             rows[index] = stored
         else:

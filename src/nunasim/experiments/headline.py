@@ -56,9 +56,11 @@ def run_headline(
     size: int,
     configs: tuple[str, ...] = ("UA", "NAP+NAR"),
     progress: Callable[[str], None] | None = None,
+    search: str = "staged",
 ) -> Headline:
     """``plan_name`` names a built-in or a plan file; a built-in without ``tbs=`` runs each
-    configuration with its best-performing threadblock count (``best_threadblocks``), a
+    configuration with its best-performing threadblock count (``best_threadblocks``, by
+    ``search``), a
     file or a ``tbs=`` with its own (a file at its best granularity, searched by
     simulation: ``Point``)."""
     searched = is_builtin_name(plan_name) and "tbs=" not in plan_name
@@ -67,6 +69,7 @@ def run_headline(
         "size": size,
         "configuration": list(configs),
         "threadblocks": "auto" if searched else None,
+        "search": search,
     }
     results = {
         point.configuration.name: run_point(point, preset, progress) for point in grid_points(grid)

@@ -80,13 +80,15 @@ def llm_table(
     threadblocks: int | str | None = None,
     run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
     execution: str | None = None,
+    search: str = "staged",
 ) -> pd.DataFrame:
     """The chosen configuration per model, GPU count, phase and configuration (UA,
     NAP+NAR): one row each with its breakdown. ``execution`` replaces the study's
     (``shared``: every configuration runs the plan the first one chooses; ``own``).
     ``threadblocks`` replaces the study's setting for the simulated collectives
     (``"auto"``: the paper's search, ``"plan"``: the plan's own count, a count; None: the
-    study's); the table's ``attrs`` say which ran (``threadblocks``), how many simulations
+    study's), searched by ``search`` (``tbsearch.SEARCHES``); the table's ``attrs`` say
+    which ran (``threadblocks``), how many simulations
     (``runs``) and what the points used took to compute (``points``, ``points_timed``,
     ``point_s``).
 
@@ -109,6 +111,7 @@ def llm_table(
         progress,
         threadblocks=study.threadblocks if threadblocks is None else threadblocks,
         engine=study.engine,
+        search=search,
     )
     rates = rates_for(hardware, settings)
 
@@ -122,6 +125,8 @@ def llm_table(
     table = pd.DataFrame(rows)
     table.attrs["threadblocks"] = threadblocks_text(timer.threadblocks)
     table.attrs["runs"] = timer.runs
+    table.attrs["search"] = timer.search
+    table.attrs["searches"] = dict(timer.searches)
     table.attrs["grid"] = [int(size) for size in timer.sizes]
     table.attrs["points"] = timer.times.points
     table.attrs["points_timed"] = timer.times.timed
@@ -212,11 +217,12 @@ def fig15_table(
     preset: Preset | str = "nextgen-4die",
     threadblocks: int | str | None = None,
     run_many: Callable[[list[Point]], pd.DataFrame] | None = None,
+    search: str = "staged",
 ) -> pd.DataFrame:
     """Fig. 15 and the section 6.7 averages: every model on every GPU count of the study
     (``quick``: the quick subset on 8 GPUs, two simulated sizes), both phases, UA and
-    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run; ``run_many`` is
-    ``llm_table``'s."""
+    NAP+NAR. The table's ``attrs`` hold the wall time and simulations run; ``run_many``
+    and ``search`` are ``llm_table``'s."""
     study = load_study()
     models = study.quick_models if quick else tuple(model_names())
     gpus = study.quick_gpus if quick else study.gpus
@@ -230,6 +236,7 @@ def fig15_table(
         progress=progress,
         threadblocks=threadblocks,
         run_many=run_many,
+        search=search,
     )
     table.attrs["wall_s"] = time.perf_counter() - started
     return table

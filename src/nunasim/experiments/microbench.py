@@ -26,18 +26,21 @@ def speedup_table(
     gpus: Iterable[int],
     configs: Iterable[str],
     progress: Callable[[str], None] | None = None,
+    search: str = "staged",
 ) -> pd.DataFrame:
     """One row per (collective, size, GPUs, configuration), with the speedup over UA; a
-    collective runs its direct algorithm (a bare name of a built-in)."""
+    collective runs its direct algorithm (a bare name of a built-in), at the best
+    threadblock count ``search`` finds (``tbsearch.SEARCHES``)."""
     grid = {
         "collective": list(collectives),
         "size": list(sizes),
         "gpus": list(gpus),
         "configuration": list(dict.fromkeys(["UA", *configs])),
         "threadblocks": "auto",
+        "search": search,
     }
     runs = sweep(grid, preset, progress)
-    table = runs[[*_CASE, "configuration", "threadblocks"]].rename(
+    table = runs[[*_CASE, "configuration", "threadblocks", "search"]].rename(
         columns={"configuration": "config"}
     )
     table["completion_ns"] = runs["completion_ps"] / PS_PER_NS

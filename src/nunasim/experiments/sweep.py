@@ -25,7 +25,7 @@ from nunasim.engine.result import SimResult
 from nunasim.errors import ConfigError
 from nunasim.experiments.cache import ResultCache
 from nunasim.experiments.executor import Tracker, execute
-from nunasim.experiments.tbsearch import SEARCHES, BestRun, best_threadblocks
+from nunasim.experiments.tbsearch import BestRun, best_threadblocks, effective_search
 from nunasim.hardware import Preset
 from nunasim.io.plans import load_plan
 from nunasim.io.presets import load_preset
@@ -62,8 +62,9 @@ class Point:
     threadblocks; with granularity ``auto`` (and domains to use) it runs at its
     best granularity, found by simulating each (``best_threadblocks``), also without the
     GEMM. ``search`` is that search's (``tbsearch.SEARCHES``); where it cannot change the
-    answer (a count given, or one granularity to try) it is ``staged``, so such a point is
-    one point whichever is asked.
+    answer (no search, one granularity to try, or a plan file's granularity round:
+    ``tbsearch.effective_search``) it is ``staged``, so such a point is one point
+    whichever is asked.
     """
 
     plan: str
@@ -83,12 +84,12 @@ class Point:
         count = self.threadblocks
         if not (count is None or count == "auto" or (isinstance(count, int) and count >= 1)):
             raise ConfigError(f"threadblocks is a count, 'auto' or None, not {count!r}")
-        if self.search not in SEARCHES:
-            raise ConfigError(f"unknown search {self.search!r} (known: {', '.join(SEARCHES)})")
         configuration = self.configuration
-        one_granularity = configuration.granularity != "auto" or not configuration.uses_domains
-        if count != "auto" or one_granularity:
-            object.__setattr__(self, "search", "staged")  # the searches agree here
+        granularities = configuration.granularity == "auto" and configuration.uses_domains
+        search = effective_search(self.search, granularities, not is_builtin_name(self.plan))
+        if not self.searched:
+            search = "staged"  # no search: one name for the point whichever is asked
+        object.__setattr__(self, "search", search)
         given = self.gpus is not None or count is not None
         if given and not is_builtin_name(self.plan) and Path(self.plan).is_file():
             raise ConfigError("a plan file fixes its own GPUs and threadblocks", source=self.plan)
@@ -256,7 +257,19 @@ def _point_row(point: Point, preset: Preset, progress: Progress | None = None) -
     (``wall_s`` is its final run's), so that a grid run in parts has a measured total."""
     started = time.perf_counter()
     row = run_point(point, preset, progress).to_row()
-    return {"preset": preset.name, **row, "point_s": time.perf_counter() - started}
+    return {
+        "preset": preset.name,
+        **row,
+        "search": search_name(point),
+        "point_s": time.perf_counter() - started,
+    }
+
+
+def search_name(point: Point) -> str | None:
+    """The search that produced ``point``'s row (``tbsearch.SEARCHES``), None where it
+    runs no search. Rows stored before rows named it were all ``staged``'s: the cache's key
+    leaves that name out, so a stored row's point says which it was."""
+    return point.search if point.searched else None
 
 
 def run_points(
@@ -285,6 +298,10 @@ def run_points(
         tracker=tracker,
         progress=progress,
     )
+    rows = [
+        row if "search" in row else {**row, "search": search_name(point)}
+        for row, point in zip(rows, points, strict=True)
+    ]
     import pandas as pd  # slow to load: ``nunasim simulate`` runs one point and needs none
 
     return pd.DataFrame(rows)

@@ -34,7 +34,7 @@ down: the large collectives that cost most are fastest with many threadblocks, a
 few threadblocks per peer that lose there are window-bound runs several times longer,
 which the deadline stops early.
 
-With ``granularity="auto"`` there are two searches (``SEARCHES``):
+With ``granularity="auto"`` there are three searches (``SEARCHES``):
 
 - ``staged`` (the default, the figures' so far): each count runs with the granularity the
   placement policy's quick estimate picks (``policies.estimate``); the estimate sees port
@@ -46,6 +46,16 @@ With ``granularity="auto"`` there are two searches (``SEARCHES``):
   all available NAR granularities", section 4.1.2), ranked count by count and, within a
   count, in ``auto_granularities``'s order; the same two rules make its losers cheap, and
   it costs 2-5 times the staged search (measured on Fig. 9's grid).
+
+- ``fast``: the staged search's count round, then, where the best count runs on an engine
+  with a cheaper run to screen by (the flow engine's wider waves), a granularity round that
+  screens every granularity (each screen stopped once it passes the least so far by the
+  screen's margin; a bound past the best rules one out with no screen) and runs only the
+  least screened, if it is not the best already. On an engine without a screen it is the
+  staged search. Its answer may be a slightly slower run than the staged search's: the
+  screen's error (docs/engine-measured.md, "Candidates screened with wider waves") decides
+  between near ties. Its band against the shipped exhaustive answers is measured
+  (``benchmarks/search_band.py``, docs/tuning.md, "Which search").
 
 A configuration with one granularity (no domains, or a granularity given) has one search.
 
@@ -80,7 +90,7 @@ from nunasim.units import format_time
 # The most threadblocks per GPU a search tries: the paper's range (its Fig. 13).
 SEARCH_MAX_THREADBLOCKS_PER_GPU = 1008
 # The searches over threadblock counts and NAR granularities (see the module's text).
-SEARCHES = ("staged", "joint")
+SEARCHES = ("staged", "joint", "fast")
 # Runs of one search in flight at once, at most: each holds its prepared state (about
 # 1.3 GB for a 64-GPU 1 GB candidate), and a search has only a handful worth running.
 MAX_SEARCH_THREADS = 2
@@ -129,6 +139,11 @@ class BestRun:
     # the granularity the placement policy's estimate picked at the best count, where the
     # staged search's granularity round ran (None: it did not)
     estimated: int | None = None
+    # the fast search's granularity round: (threadblocks per GPU, domains, the flow
+    # engine's screened time in ps, -1 when its screen stopped past the best so far), in
+    # the order screened; the least, if it is not the best already, is then run
+    ranked: tuple[tuple[int, int, int], ...] = ()
+    search: str = "staged"  # the search that found it (``SEARCHES``)
 
     @property
     def threadblocks(self) -> int:
@@ -138,6 +153,18 @@ class BestRun:
 
 _CACHE: dict[tuple, BestRun] = {}
 _LAST = 1 << 62  # sorts after every screened time
+
+
+def effective_search(search: str, searched: bool, fixed: bool) -> str:
+    """The search a request for ``search`` runs: ``staged`` where no other can differ from
+    it (a plan file, whose granularity round runs every candidate to its end; one
+    granularity to try), else ``search``. ``searched``: whether the configuration has
+    granularities to search."""
+    if search not in SEARCHES:
+        raise ConfigError(f"unknown search {search!r} (known: {', '.join(SEARCHES)})")
+    if fixed or not searched:
+        return "staged"
+    return search
 
 
 def best_threadblocks(
@@ -159,17 +186,16 @@ def best_threadblocks(
     file, over the granularities alone, each run to its end (see the module's text).
     ``granularity``, when given, replaces the configuration's. ``threads``: runs that may
     go on at once in other threads while this one prepares the next candidates (0: one at
-    a time, here); the answer is the same. ``search``: ``staged`` or ``joint`` (see the
-    module's text)."""
-    if search not in SEARCHES:
-        raise ConfigError(f"unknown search {search!r} (known: {', '.join(SEARCHES)})")
+    a time, here); the answer is the same. ``search``: ``staged``, ``joint`` or ``fast``
+    (see the module's text; ``effective_search`` says which runs)."""
     configuration = as_configuration(config, granularity)
     searched = configuration.granularity == "auto" and configuration.uses_domains
-    joint = searched and search == "joint"
-    key = (pod, plan_name, gpus, size, configuration, seed, layout, engine, joint)
+    fixed = not is_builtin_name(plan_name)  # a plan file: its threadblocks are its own
+    search = effective_search(search, searched, fixed)
+    joint, fast = search == "joint", search == "fast"
+    key = (pod, plan_name, gpus, size, configuration, seed, layout, engine, search)
     if key in _CACHE:
         return _CACHE[key]
-    fixed = not is_builtin_name(plan_name)  # a plan file: its threadblocks are its own
     if fixed and gpus is not None:
         raise ConfigError("a plan file fixes its own GPUs", source=plan_name)
     base = load_plan(plan_name) if fixed else builtin_plan(plan_name, gpus=gpus)
@@ -287,7 +313,49 @@ def best_threadblocks(
             attempt(plan, known.granularity, rank, plan if speculative else None, known)
             del known
 
+    def screens(plan: Plan) -> bool:
+        """Whether the engine ``plan`` runs on at this size has a screen to rank by."""
+        model = Scenario(pod, plan, size, configuration, engine=engine).engine_model
+        return bool(getattr(model, "screens", False))
+
+    def ranked_round(best: tuple[Plan, SimResult, int]) -> None:
+        # The fast search's granularity round: every granularity ``auto`` may use, the
+        # best's included, screened by the engine's cheaper run (each screen stopped once
+        # it passes the least screened time so far by the screen's margin); only the least
+        # then runs, if it is not the best already.
+        plan, result, chosen = best
+        estimated[:] = [chosen]
+        count = plan.threadblocks_per_gpu[0]
+        limit = result.completion_ps  # a screen past it by its margin cannot be the least
+        times: dict[int, int] = {}
+        for domains in auto_granularities(pod.socket):
+            if progress:
+                progress(f"{configuration}, {count} threadblocks, {domains} domains (screened)")
+            placement, prepared, spent = prepare(plan, domains)
+            assert prepared.screen is not None, "the engine screens, but not this run"
+            started = time.thread_time()
+            # A bound past the best rules it out exactly, with no screen.
+            beaten = domains != chosen and prepared.skip_bound_ps > result.completion_ps
+            screened_ps = None if beaten else prepared.screen(limit)
+            del placement, prepared
+            runs.costs.append(
+                CandidateCost(count, domains, "ranked", spent, time.thread_time() - started)
+            )
+            ranked.append((count, domains, -1 if screened_ps is None else screened_ps))
+            if screened_ps is not None:
+                times[domains] = screened_ps
+                limit = min(limit, screened_ps)
+        if not times:  # every screen past the best: it stays
+            return
+        order = auto_granularities(pod.socket)
+        pick = min(times, key=lambda domains: (times[domains], order.index(domains)))
+        if pick != chosen:
+            attempt(plan, pick, len(counts) + order.index(pick))
+            runs.settle()
+
     counts = (base.threadblocks_per_gpu[0],) if fixed else candidate_counts(base.ngpus)
+    ranked: list[tuple[int, int, int]] = []  # the fast round's screens
+    ranks = False  # whether the fast search ranked the granularities by screens
     estimated: list[int] = []  # the estimate's granularity at the best count
     # The joint search runs every granularity at every count; ranks follow the exhaustive
     # order, count by count, so that the first of equally fast runs wins.
@@ -300,11 +368,19 @@ def best_threadblocks(
                 continue
             for index, domains in enumerate(granularities):
                 attempt(plan, domains, rank * len(granularities) + index)
+        if fast and searched:
+            best = runs.settle()
+            if best is None:
+                raise ValueError(f"no threadblock count works for {plan_name}")
+            ranks = screens(best[0])
+            if ranks:
+                ranked_round(best)
+                best = runs.settle()
         # With runs in flight, the granularity round starts on the best so far while the
         # last count runs: its candidates count only if that stays the best (``assumes``);
         # if not, the round is run again for the best.
-        provisional = runs.settle(keep=max(threads - 1, 0)) if threads else None
-        rounds = searched and not joint
+        provisional = runs.settle(keep=max(threads - 1, 0)) if threads and not fast else None
+        rounds = searched and not joint and not (fast and ranks)
         speculated = rounds and provisional is not None and bool(runs.pending)
         if speculated:
             granularity_round(provisional, speculative=True)
@@ -327,6 +403,8 @@ def best_threadblocks(
         tuple(runs.costs),
         tuple(runs.screened),
         estimated[0] if estimated else None,
+        tuple(ranked),
+        search,
     )
     _CACHE[key] = found
     return found

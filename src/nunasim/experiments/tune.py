@@ -66,7 +66,7 @@ def tune(
     else:
         fastest = fastest.assign(speedup=float("nan"))
     best = best_per_case(fastest, CASE)
-    return best[[*CASE, *CHOICE, "completion_ps", "speedup"]].rename(
+    return best[[*CASE, *CHOICE, "search", "completion_ps", "speedup"]].rename(
         columns={"speedup": "speedup_vs_ua"}
     )
 
@@ -109,7 +109,10 @@ def thresholds(best: pd.DataFrame, preset: str, gpus: int) -> dict[str, Any]:
                 }
             )
         table[str(collective)] = ranges
-    return {"preset": preset, "gpus": gpus, "collectives": table}
+    # The searches that found the choices (None: counts given, no search ran).
+    named = best.get("search", [])
+    searches = sorted({str(s) for s in named if isinstance(s, str)})
+    return {"preset": preset, "gpus": gpus, "searches": searches, "collectives": table}
 
 
 def _number(value: float) -> float | None:

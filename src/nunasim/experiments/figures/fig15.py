@@ -56,6 +56,7 @@ def run(preset: Preset, quick: bool, options: RunOptions) -> FigureRun:
         options.cache,
         preset=preset,
         run_many=lambda points: options.run(NAME, points, preset),
+        search=options.search,
     )
     options.times[NAME] = PointTimes(
         choices.attrs["points"], choices.attrs["points_timed"], choices.attrs["point_s"]
