@@ -155,7 +155,7 @@ def search_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., 
         help="The threadblock search: staged (the paper's, exhaustive: every count at the "
         "granularity the placement estimate picks, then every granularity at the best "
         "count), joint (every count with every granularity: 2-5 times the computing time) "
-        "or fast (counts from the largest down until one loses, granularities ranked by "
-        "the flow engine's quick run: may answer a slightly slower run, by a measured "
-        "band; docs/tuning.md).",
+        "or fast (staged's counts; where the flow engine runs the best count, every "
+        "granularity ranked by its quick run and only the least run: may answer a "
+        "slightly slower run, by a measured band; docs/tuning.md).",
     )

@@ -267,8 +267,7 @@ def _point_row(point: Point, preset: Preset, progress: Progress | None = None) -
 
 def search_name(point: Point) -> str | None:
     """The search that produced ``point``'s row (``tbsearch.SEARCHES``), None where it
-    runs no search. Rows stored before rows named it were all ``staged``'s: the cache's key
-    leaves that name out, so a stored row's point says which it was."""
+    runs no search (a stored row that predates the column gets it from ``ResultCache.find``)."""
     return point.search if point.searched else None
 
 
@@ -298,10 +297,6 @@ def run_points(
         tracker=tracker,
         progress=progress,
     )
-    rows = [
-        row if "search" in row else {**row, "search": search_name(point)}
-        for row, point in zip(rows, points, strict=True)
-    ]
     import pandas as pd  # slow to load: ``nunasim simulate`` runs one point and needs none
 
     return pd.DataFrame(rows)
